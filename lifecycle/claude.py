@@ -1,0 +1,195 @@
+"""The Claude SDK edge: what an adapter receives from Claude Code -> lifecycle events.
+
+Two input forms, one meaning:
+
+* stream-json dicts exactly as the CLI prints them (``--output-format stream-json``; what
+  ``lifecycle trace`` reads): :func:`from_stream_json`;
+* ``claude_agent_sdk`` message objects and the exceptions its iterator raises:
+  :func:`from_sdk_message`, :func:`from_sdk_exception`.
+
+The SDK is optional: nothing here imports it; objects are recognised by their class name and read
+by attribute, so the core works (and is tested) without the ``claude`` extra.
+
+Unknown message types and subtypes are transcript traffic and translate to ``None``. A *known*
+type with the wrong shape raises :class:`MalformedMessage`: it is reported and skipped, never
+turned into a success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .errors import LifecycleError
+from .events import (
+    ApiRetry,
+    Assistant,
+    AuthStatus,
+    Event,
+    ModelFallback,
+    QueryError,
+    Result,
+    WorkerShuttingDown,
+)
+
+__all__ = ["MalformedMessage", "from_sdk_exception", "from_sdk_message", "from_stream_json", "text_of"]
+
+
+class MalformedMessage(LifecycleError, ValueError):
+    """A known SDK message type whose fields do not have the documented shape."""
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def text_of(content: object) -> str:
+    """The text of a message's ``content`` (a string, or a list of blocks with ``text``)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, Sequence) or isinstance(content, (bytes, bytearray)):
+        return ""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, Mapping):
+            if block.get("type", "text") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        else:
+            text = getattr(block, "text", None)
+            if isinstance(text, str) and not hasattr(block, "thinking"):
+                parts.append(text)
+    return "".join(parts)
+
+
+def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
+    if subtype == "api_retry":
+        return ApiRetry(
+            attempt=data.get("attempt"),
+            max_retries=data.get("max_retries"),
+            error_status=_int(data.get("error_status")),
+            error=_str(data.get("error")),
+        )
+    if subtype == "model_fallback":
+        return ModelFallback(content=_str(data.get("content")) or "")
+    if subtype == "worker_shutting_down":
+        return WorkerShuttingDown(reason=_str(data.get("reason")))
+    return None
+
+
+def _result(
+    subtype: object,
+    is_error: object,
+    result: object,
+    errors: object,
+    api_error_status: object,
+    stop_reason: object,
+    terminal_reason: object,
+) -> Result:
+    sub = _str(subtype)
+    # Only an explicit ``is_error: false`` on a ``success`` result is a success; anything else
+    # (a missing or garbled flag, an error subtype) is a failure, never an invented success.
+    failed = not (is_error is False and sub == "success")
+    errs: tuple[str, ...] = ()
+    if isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
+        errs = tuple(e for e in errors if isinstance(e, str))
+    return Result(
+        subtype=sub,
+        is_error=failed,
+        result=_str(result),
+        errors=errs,
+        api_error_status=_int(api_error_status),
+        stop_reason=_str(stop_reason),
+        terminal_reason=_str(terminal_reason),
+    )
+
+
+def from_stream_json(line: Mapping[str, Any]) -> Event | None:
+    """Translate one stream-json message (a parsed line) into an event, or None for traffic.
+
+    Raises:
+        MalformedMessage: a known type (``assistant``, ``result``, ``system``) with a wrong shape.
+    """
+    kind = line.get("type")
+    if kind == "system":
+        return _system(line.get("subtype"), line)
+    if kind == "assistant":
+        message = line.get("message")
+        if not isinstance(message, Mapping):
+            raise MalformedMessage("assistant message without a message object")
+        return Assistant(
+            text=text_of(message.get("content")),
+            model=_str(message.get("model")),
+            error=_str(line.get("error")),
+            top_level=line.get("parent_tool_use_id") is None,
+            uuid=_str(line.get("uuid")),
+        )
+    if kind == "result":
+        return _result(
+            line.get("subtype"),
+            line.get("is_error"),
+            line.get("result"),
+            line.get("errors"),
+            line.get("api_error_status"),
+            line.get("stop_reason"),
+            line.get("terminal_reason"),
+        )
+    if kind == "auth_status":
+        if line.get("isAuthenticating") is True:
+            return None
+        ok = line.get("isAuthenticating") is False and not line.get("error")
+        return AuthStatus(ok=ok)
+    return None
+
+
+def from_sdk_message(message: object) -> Event | None:
+    """Translate a ``claude_agent_sdk`` message object into an event, or None for traffic."""
+    name = type(message).__name__
+    if name == "AssistantMessage":
+        model = getattr(message, "model", None)
+        return Assistant(
+            text=text_of(getattr(message, "content", None)),
+            model=_str(model),
+            error=_str(getattr(message, "error", None)),
+            top_level=getattr(message, "parent_tool_use_id", None) is None,
+            uuid=_str(getattr(message, "uuid", None)),
+        )
+    if name == "ResultMessage":
+        return _result(
+            getattr(message, "subtype", None),
+            getattr(message, "is_error", None),
+            getattr(message, "result", None),
+            getattr(message, "errors", None),
+            getattr(message, "api_error_status", None),
+            getattr(message, "stop_reason", None),
+            getattr(message, "terminal_reason", None),
+        )
+    data = getattr(message, "data", None)
+    subtype = getattr(message, "subtype", None)
+    if isinstance(data, Mapping) and isinstance(subtype, str):
+        return _system(subtype, data)
+    return None
+
+
+def from_sdk_exception(exc: BaseException) -> Event:
+    """The event for an exception raised by the SDK's query iterator.
+
+    A ``ResultError`` carries the error result it follows: it becomes that :class:`Result`, which
+    the ledger ignores when the result was already seen (it is not a second incident). Anything
+    else is a :class:`QueryError`; its text is kept only so the event is complete, and is never
+    shown or logged.
+    """
+    if type(exc).__name__ == "ResultError":
+        return _result(
+            getattr(exc, "subtype", None),
+            True,
+            getattr(exc, "result", None),
+            getattr(exc, "errors", None),
+            getattr(exc, "api_error_status", None),
+            None,
+            getattr(exc, "terminal_reason", None),
+        )
+    return QueryError(message=type(exc).__name__)

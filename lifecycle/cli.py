@@ -1,0 +1,113 @@
+"""The ``lifecycle`` command (also ``python -m lifecycle``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["main"]
+
+EXAMPLES = ("rate-limit-then-recovery", "usage-limit-replay")
+
+
+def example_path(name: str) -> Path:
+    """The bundled example trace ``name`` (see :data:`EXAMPLES`)."""
+    return Path(str(resources.files("lifecycle") / "examples" / f"{name}.jsonl"))
+
+
+def _lines(stream: BinaryIO) -> Iterator[str]:
+    # Bytes in, text out: invalid UTF-8 becomes U+FFFD and then fails as JSON on that line only.
+    for raw in stream:
+        yield raw.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r\n")
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from .log import StructlogObserver, configure_logging
+    from .trace import run_trace
+
+    if args.example is not None:
+        path = example_path(args.example)
+    elif args.file is not None:
+        path = Path(args.file)
+    else:
+        print("lifecycle trace: give a FILE or --example NAME", file=sys.stderr)
+        return 2
+    observer = None
+    if args.log:
+        configure_logging(sys.stderr)
+        observer = StructlogObserver()
+
+    def report(msg: str) -> None:
+        print(f"lifecycle trace: {path.name}: {msg}", file=sys.stderr)
+
+    try:
+        stream = sys.stdin.buffer if str(path) == "-" else path.open("rb")
+    except OSError as exc:
+        print(f"lifecycle trace: cannot open {path}: {exc.strerror}", file=sys.stderr)
+        return 2
+    with stream:
+        return run_trace(_lines(stream), sys.stdout.write, report, observer)
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from .wire import record_json_schema
+
+    print(json.dumps(record_json_schema(), indent=2, sort_keys=True))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lifecycle", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("trace", help="run a conformance trace and print what the adapter sends")
+    p.add_argument("file", nargs="?", help="trace input (.jsonl), or - for stdin")
+    p.add_argument("--example", choices=EXAMPLES, help="run a bundled example trace instead")
+    p.add_argument("--log", action="store_true", help="log every transition (structlog) to stderr")
+    p.set_defaults(func=_cmd_trace)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of the sessionFailure record")
+    p.set_defaults(func=_cmd_schema)
+
+    # Commands whose module owns its own argument parsing: ``lifecycle NAME ...`` calls
+    # ``lifecycle.<module>.cli_main(argv)``; the module is imported only when used.
+    for name, module, help_text in _DELEGATED:
+        p = sub.add_parser(name, help=help_text, add_help=False)
+        p.add_argument("argv", nargs=argparse.REMAINDER)
+        p.set_defaults(func=_delegate(module))
+    return parser
+
+
+_DELEGATED: tuple[tuple[str, str, str], ...] = (
+    ("replay", "replay_cmd", "show the typed records a capable client gets for a real transcript"),
+    ("check", "check", "exhaustively explore the abstract session state space and check invariants"),
+    ("diagrams", "diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
+    ("bench", "bench", "measure the lifecycle against baselines in the same run"),
+    ("acp", "acp_agent", "run the reference Claude ACP agent over stdio"),
+)
+
+
+def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from importlib import import_module
+
+        mod = import_module(f"lifecycle.{module}")
+        code: int = mod.cli_main(list(args.argv))
+        return code
+
+    return run
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The core's input alphabet: small immutable events (and its output: what to send).
+
+Edges translate what they receive into these: :mod:`lifecycle.claude` from Claude SDK messages
+(objects or stream-json dicts), :mod:`lifecycle.acp` and :mod:`lifecycle.trace` from what only the
+adapter observes. The ledger dispatches on type; do not subclass them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .wire import SessionFailure
+
+__all__ = [
+    "ApiRetry",
+    "Assistant",
+    "AuthStatus",
+    "Cancelled",
+    "Event",
+    "HistoryEntry",
+    "HistoryLoaded",
+    "InternalError",
+    "ModelFallback",
+    "Outbound",
+    "PromptErrorOut",
+    "PromptResponseOut",
+    "PromptStarted",
+    "QueryEnded",
+    "QueryError",
+    "Result",
+    "RuntimeReplaced",
+    "SessionUpdateOut",
+    "WorkerShuttingDown",
+]
+
+_frozen = dataclass(frozen=True, slots=True, kw_only=True)
+
+
+@_frozen
+class PromptStarted:
+    """A ``session/prompt`` starts; ``turn_id`` is the prompt's user-message UUID."""
+
+    turn_id: str
+
+
+@_frozen
+class ApiRetry:
+    """``system``/``api_retry``: the CLI is retrying an API call (``error_status`` None: no response)."""
+
+    attempt: object = None
+    max_retries: object = None
+    error_status: int | None = None
+    error: str | None = None
+
+
+@_frozen
+class Assistant:
+    """A top-level or subagent assistant message, reduced to what the lifecycle needs."""
+
+    text: str
+    model: str | None
+    error: str | None = None
+    top_level: bool = True
+    uuid: str | None = None
+
+    @property
+    def synthetic(self) -> bool:
+        """CLI-authored text (errors, limits, local commands), not a model answer."""
+        return self.model == "<synthetic>"
+
+
+@_frozen
+class Result:
+    """The turn's ``result`` message."""
+
+    subtype: str | None
+    is_error: bool
+    result: str | None = None
+    errors: tuple[str, ...] = ()
+    api_error_status: int | None = None
+    stop_reason: str | None = None
+    terminal_reason: str | None = None
+
+
+@_frozen
+class ModelFallback:
+    """``system``/``model_fallback``: ``content`` is the exact user-facing notice."""
+
+    content: str
+
+
+@_frozen
+class WorkerShuttingDown:
+    """``system``/``worker_shutting_down``: the Claude worker announced shutdown."""
+
+    reason: str | None = None
+
+
+@_frozen
+class AuthStatus:
+    """``auth_status`` or an ACP ``authenticate`` finished; ``ok`` means authenticated."""
+
+    ok: bool
+
+
+@_frozen
+class QueryError:
+    """The SDK query iterator threw. ``message`` is raw exception text: never shown, never logged."""
+
+    message: str = ""
+
+
+@_frozen
+class QueryEnded:
+    """The SDK query iterator ended (EOF)."""
+
+
+@_frozen
+class Cancelled:
+    """The client sent ``session/cancel`` for the running prompt."""
+
+
+@_frozen
+class RuntimeReplaced:
+    """The adapter replaced the Claude runtime (a new query / worker)."""
+
+
+@_frozen
+class InternalError:
+    """The adapter itself failed while running the prompt (an internal invariant broke)."""
+
+
+@_frozen
+class HistoryEntry:
+    """One stored message of a session's history, oldest first.
+
+    ``prompt`` marks a top-level user message typed by the user (not a tool result or meta
+    message): its uuid is the live turn id of what follows.
+    """
+
+    role: Literal["user", "assistant"]
+    uuid: str | None
+    text: str
+    model: str | None = None
+    top_level: bool = True
+    prompt: bool = False
+
+    @property
+    def synthetic(self) -> bool:
+        return self.model == "<synthetic>"
+
+
+@_frozen
+class HistoryLoaded:
+    """``session/load``: replay this history into the freshly opened session."""
+
+    entries: tuple[HistoryEntry, ...] = field(default_factory=tuple)
+
+
+Event = (
+    PromptStarted
+    | ApiRetry
+    | Assistant
+    | Result
+    | ModelFallback
+    | WorkerShuttingDown
+    | AuthStatus
+    | QueryError
+    | QueryEnded
+    | Cancelled
+    | RuntimeReplaced
+    | InternalError
+    | HistoryLoaded
+)
+
+
+# ---------------------------------------------------------------- outbound
+
+
+@_frozen
+class SessionUpdateOut:
+    """A ``session/update`` notification (``update`` is the ACP update object)."""
+
+    session_id: str
+    update: dict[str, Any]
+    record: SessionFailure | None = None
+
+    def to_jsonrpc(self) -> dict[str, Any]:
+        return {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": self.session_id, "update": self.update},
+        }
+
+
+@_frozen
+class PromptResponseOut:
+    """The successful ``session/prompt`` result (a turn-terminal record rides in ``meta``)."""
+
+    turn_id: str
+    stop_reason: str
+    meta: dict[str, Any] | None = None
+    record: SessionFailure | None = None
+
+    def to_jsonrpc(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"stopReason": self.stop_reason}
+        if self.meta is not None:
+            result["_meta"] = self.meta
+        return {"jsonrpc": "2.0", "id": self.turn_id, "result": result}
+
+
+@_frozen
+class PromptErrorOut:
+    """The legacy JSON-RPC error that settles a failed prompt for a client without the extension."""
+
+    turn_id: str
+    code: int
+    message: str
+    data: dict[str, Any] | None = None
+    record: None = None
+
+    def to_jsonrpc(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return {"jsonrpc": "2.0", "id": self.turn_id, "error": error}
+
+
+Outbound = SessionUpdateOut | PromptResponseOut | PromptErrorOut

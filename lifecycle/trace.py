@@ -1,0 +1,168 @@
+"""``lifecycle trace``: drive one adapter session from a conformance trace (see
+``shared/conformance/FORMAT.md``) and print what the adapter would send.
+
+The driver is a thin edge over the same :class:`~lifecycle.ledger.SessionLedger` the ACP
+embedding uses: it parses lines, translates SDK lines with :mod:`lifecycle.claude`, turns
+``adapter`` lines into events, and delivers each planned message by printing it (or, under
+``deliver_fails``, by failing). It never crashes on a malformed line: it reports the line number
+on stderr and goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .claude import MalformedMessage, from_stream_json
+from .errors import LifecycleError
+from .events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, QueryError, RuntimeReplaced
+from .incident import TransitionObserver
+from .ledger import SessionLedger
+from .negotiation import negotiate
+from .replay import load_history
+
+__all__ = ["TraceDriver", "run_trace"]
+
+
+class _LineError(Exception):
+    """A trace line that cannot be applied (reported, then skipped)."""
+
+
+class TraceDriver:
+    """Feeds trace lines into ledgers; ``emit`` receives every delivered JSON-RPC message."""
+
+    def __init__(
+        self,
+        emit: Callable[[dict[str, Any]], None],
+        report: Callable[[str], None],
+        observer: TransitionObserver | None = None,
+    ) -> None:
+        self._emit = emit
+        self._report = report
+        self._observer = observer
+        self._negotiated = False
+        self._sessions: dict[str, SessionLedger] = {}
+        self._current: SessionLedger | None = None
+        self._epochs = 0
+        self._fail_next = 0
+
+    @property
+    def sessions(self) -> Mapping[str, SessionLedger]:
+        return self._sessions
+
+    def feed_text(self, lineno: int, text: str) -> None:
+        """Apply one raw line; malformed lines are reported with their number."""
+        if not text.strip():
+            return
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            self._report(f"line {lineno}: not JSON ({type(exc).__name__})")
+            return
+        if not isinstance(obj, dict):
+            self._report(f"line {lineno}: not a JSON object")
+            return
+        try:
+            self.feed_line(obj)
+        except (_LineError, LifecycleError) as exc:
+            self._report(f"line {lineno}: {exc}")
+
+    def feed_line(self, line: Mapping[str, Any]) -> None:
+        if line.get("type") == "adapter":
+            self._adapter(line)
+            return
+        try:
+            event = from_stream_json(line)
+        except MalformedMessage as exc:
+            raise _LineError(str(exc)) from None
+        if event is not None:
+            self._feed(event)
+
+    def _ledger(self) -> SessionLedger:
+        if self._current is None:
+            raise _LineError("no session is open (expected an adapter session or load event)")
+        return self._current
+
+    def _open(self, session_id: object) -> SessionLedger:
+        if not isinstance(session_id, str) or not session_id:
+            raise _LineError("sessionId must be a non-empty string")
+        self._epochs += 1
+        ledger = SessionLedger(
+            session_id, negotiated=self._negotiated, epoch=f"e{self._epochs}", observer=self._observer
+        )
+        self._sessions[session_id] = ledger
+        self._current = ledger
+        return ledger
+
+    def _adapter(self, line: Mapping[str, Any]) -> None:
+        what = line.get("event")
+        if what == "initialize":
+            self._negotiated = negotiate(line.get("clientCapabilities"))
+        elif what == "session":
+            self._open(line.get("sessionId"))
+        elif what == "load":
+            history = line.get("history")
+            if not isinstance(history, list):
+                raise _LineError("load needs a history array")
+            self._open(line.get("sessionId"))
+            self._feed(load_history(history))
+        elif what == "prompt":
+            turn_id = line.get("turnId")
+            if not isinstance(turn_id, str) or not turn_id:
+                raise _LineError("prompt needs a non-empty turnId")
+            self._feed(PromptStarted(turn_id=turn_id))
+        elif what == "cancel":
+            self._feed(Cancelled())
+        elif what == "query_error":
+            message = line.get("message")
+            self._feed(QueryError(message=message if isinstance(message, str) else ""))
+        elif what == "query_end":
+            self._feed(QueryEnded())
+        elif what == "runtime_replaced":
+            self._feed(RuntimeReplaced())
+        elif what == "authenticated":
+            self._feed(AuthStatus(ok=line.get("ok") is True))
+        elif what == "deliver_fails":
+            count = line.get("count", 1)
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise _LineError("deliver_fails count must be a non-negative integer")
+            self._fail_next += count
+        else:
+            raise _LineError(f"unknown adapter event {what!r}"[:200])
+
+    def _feed(self, event: Event) -> None:
+        self._ledger().process(event, self._deliver)
+
+    def _deliver(self, out: Any) -> None:
+        if self._fail_next > 0:
+            self._fail_next -= 1
+            raise ConnectionError("client gone (deliver_fails)")
+        self._emit(out.to_jsonrpc())
+
+    def trailer(self) -> dict[str, Any]:
+        return {
+            "lifecycle": "active",
+            "sessions": {
+                sid: [{"id": a.id, "recovery": a.recovery.value} for a in ledger.active]
+                for sid, ledger in self._sessions.items()
+            },
+        }
+
+
+def dumps(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def run_trace(
+    lines: Iterable[str],
+    write: Callable[[str], None],
+    report: Callable[[str], None],
+    observer: TransitionObserver | None = None,
+) -> int:
+    """Run a whole trace: each output line goes to ``write`` (with newline), the trailer last."""
+    driver = TraceDriver(lambda m: write(dumps(m) + "\n"), report, observer)
+    for lineno, text in enumerate(lines, start=1):
+        driver.feed_text(lineno, text)
+    write(dumps(driver.trailer()) + "\n")
+    return 0

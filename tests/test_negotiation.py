@@ -1,0 +1,80 @@
+"""Spec: "Capability negotiation" -- opt-in only for a finite integer version >= 1 and the capability."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lifecycle.negotiation import agent_capabilities_meta, negotiate
+
+
+def caps(version: Any, capabilities: Any = ("sessionFailure",)) -> dict[str, Any]:
+    c = list(capabilities) if isinstance(capabilities, tuple) else capabilities
+    return {"_meta": {"jetbrains": {"air": {"version": version, "capabilities": c}}}}
+
+
+@pytest.mark.parametrize("version", [1, 2, 1.0, 10**30])
+def test_enabled_for_a_finite_integer_version_of_at_least_one(version: Any) -> None:
+    assert negotiate(caps(version)) is True
+
+
+@pytest.mark.parametrize(
+    "version", [True, False, "1", 1.5, 0, -1, float("nan"), float("inf"), float("-inf"), None, [1], {"v": 1}]
+)
+def test_legacy_for_anything_else(version: Any) -> None:
+    assert negotiate(caps(version)) is False
+
+
+def test_1e400_from_json_is_infinite_and_does_not_count() -> None:
+    parsed = json.loads('{"_meta":{"jetbrains":{"air":{"version":1e400,"capabilities":["sessionFailure"]}}}}')
+    assert negotiate(parsed) is False
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [[], ["sessionfailure"], ["SessionFailure"], "sessionFailure", {"sessionFailure": True}, None, [["sessionFailure"]]],
+)
+def test_capabilities_must_be_an_array_containing_exactly_the_string(capabilities: Any) -> None:
+    assert negotiate(caps(1, capabilities)) is False
+
+
+def test_other_capabilities_beside_it_are_fine() -> None:
+    assert negotiate(caps(1, ["other", "sessionFailure"])) is True
+
+
+@pytest.mark.parametrize("value", [None, {}, [], "x", 1, {"_meta": None}, {"_meta": {"jetbrains": []}}])
+def test_malformed_capabilities_mean_legacy(value: Any) -> None:
+    assert negotiate(value) is False
+
+
+class FakeModel:
+    """An ACP SDK ``ClientCapabilities`` keeps ``_meta`` as ``field_meta``."""
+
+    def __init__(self, meta: Any) -> None:
+        self.field_meta = meta
+
+
+def test_acp_models_are_read_through_field_meta() -> None:
+    assert negotiate(FakeModel(caps(1)["_meta"])) is True
+    assert negotiate(FakeModel(None)) is False
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(st.one_of(json_values, st.builds(caps, json_values, json_values)))
+def test_negotiation_never_raises(value: Any) -> None:
+    assert negotiate(value) in (True, False)
+
+
+def test_the_agent_advertises_the_capability_only_when_enabled() -> None:
+    assert agent_capabilities_meta(False) == {}
+    assert agent_capabilities_meta(True) == {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}

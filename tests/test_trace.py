@@ -1,0 +1,119 @@
+"""``lifecycle trace`` and the public conformance cases (shared/conformance)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CONFORMANCE
+from lifecycle.trace import run_trace
+
+CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
+
+
+def lifecycle_command() -> str:
+    """The installed console script (what users and run.sh call), next to this interpreter."""
+    exe = Path(sys.executable).parent / "lifecycle"
+    found = str(exe) if exe.exists() else shutil.which("lifecycle")
+    assert found, "the `lifecycle` console script is not installed (pip install -e .)"
+    return found
+
+
+def test_there_are_public_cases() -> None:
+    assert len(CASES) >= 8
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_conformance_case_through_the_installed_command(case: str, tmp_path: Path) -> None:
+    cases = CONFORMANCE / "cases"
+    out = tmp_path / f"{case}.out"
+    with out.open("wb") as fh:
+        subprocess.run([lifecycle_command(), "trace", str(cases / f"{case}.input.jsonl")], stdout=fh, check=True, timeout=60)
+    check = subprocess.run(
+        [sys.executable, str(CONFORMANCE / "check.py"), str(out), str(cases / f"{case}.expect.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_run_sh_passes_every_case() -> None:
+    env = {**os.environ, "LIFECYCLE_TRACE": f"{lifecycle_command()} trace"}
+    res = subprocess.run(["bash", str(CONFORMANCE / "run.sh")], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert f"conformance: {len(CASES)} passed, 0 failed" in res.stdout
+
+
+def _run(lines: list[str]) -> tuple[list[dict[str, object]], list[str]]:
+    out: list[str] = []
+    err: list[str] = []
+    run_trace(lines, out.append, err.append)
+    return [json.loads(x) for x in out], err
+
+
+INIT = json.dumps({"type": "adapter", "event": "initialize", "clientCapabilities": {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}}})
+SESSION = json.dumps({"type": "adapter", "event": "session", "sessionId": "s1"})
+PROMPT = json.dumps({"type": "adapter", "event": "prompt", "turnId": "t1"})
+RETRY = json.dumps({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 2, "error_status": 529, "error": "overloaded"})
+
+
+def test_malformed_lines_are_reported_with_their_number_and_skipped() -> None:
+    msgs, err = _run(
+        [
+            INIT,
+            "{not json",
+            "[1, 2]",
+            SESSION,
+            '{"type": "assistant", "message": 5}',
+            '{"type": "adapter", "event": "prompt"}',
+            '{"type": "adapter", "event": "teleport"}',
+            '{"type": "brand_new_type"}',
+            PROMPT,
+            RETRY,
+        ]
+    )
+    assert [e.split(":")[0] for e in err] == ["line 2", "line 3", "line 5", "line 6", "line 7"]
+    assert msgs[-1] == {"lifecycle": "active", "sessions": {"s1": [{"id": "t1:error", "recovery": "confirmed_attempt"}]}}
+    assert len(msgs) == 2  # the warning, then the trailer
+
+
+def test_sdk_lines_before_any_session_are_reported() -> None:
+    msgs, err = _run([INIT, RETRY])
+    assert err and "no session" in err[0]
+    assert msgs == [{"lifecycle": "active", "sessions": {}}]
+
+
+def test_deliver_fails_drops_the_send_and_the_ledger_does_not_advance() -> None:
+    fails = json.dumps({"type": "adapter", "event": "deliver_fails", "count": 1})
+    msgs, err = _run([INIT, SESSION, PROMPT, fails, RETRY, RETRY])
+    assert err == []
+    records = [m["params"]["update"]["_meta"]["jetbrains"]["air"]["sessionFailure"] for m in msgs[:-1]]  # type: ignore[index]
+    assert [r["revision"] for r in records] == [1]  # the first send failed; no gap for the client
+
+
+def test_the_bundled_example_runs() -> None:
+    res = subprocess.run([lifecycle_command(), "trace", "--example", "rate-limit-then-recovery"], capture_output=True, text=True, check=True, timeout=60)
+    lines = [json.loads(x) for x in res.stdout.splitlines()]
+    assert lines[-1] == {"lifecycle": "active", "sessions": {"s1": []}}
+    assert any("result" in m and m["result"].get("_meta") for m in lines)  # type: ignore[union-attr]
+
+
+def test_invalid_utf8_and_bom_and_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + INIT.encode() + b"\r\n" + SESSION.encode() + b"\r\n\xff\xfe garbage\r\n" + PROMPT.encode() + b"\r\n" + RETRY.encode())
+    res = subprocess.run([lifecycle_command(), "trace", str(path)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0
+    assert "line 3" in res.stderr
+    assert len(res.stdout.splitlines()) == 2
+
+
+def test_a_missing_file_is_a_clear_error() -> None:
+    res = subprocess.run([lifecycle_command(), "trace", "/nonexistent/x.jsonl"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "cannot open" in res.stderr
