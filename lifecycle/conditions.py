@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 from .wire import Action, Category, Severity
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-class Recovery(str, Enum):
+class Recovery(StrEnum):
     """Which event ends an active incident (spec: "Internal recovery"). Never serialised."""
 
     #: restored quota remains active until a real model answer

@@ -34,17 +34,16 @@ __all__ = [
     "WorkerShuttingDown",
 ]
 
-_frozen = dataclass(frozen=True, slots=True, kw_only=True)
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PromptStarted:
     """A ``session/prompt`` starts; ``turn_id`` is the prompt's user-message UUID."""
 
     turn_id: str
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApiRetry:
     """``system``/``api_retry``: the CLI is retrying an API call (``error_status`` None: no response)."""
 
@@ -54,7 +53,7 @@ class ApiRetry:
     error: str | None = None
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Assistant:
     """A top-level or subagent assistant message, reduced to what the lifecycle needs."""
 
@@ -70,7 +69,7 @@ class Assistant:
         return self.model == "<synthetic>"
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Result:
     """The turn's ``result`` message."""
 
@@ -83,55 +82,55 @@ class Result:
     terminal_reason: str | None = None
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelFallback:
     """``system``/``model_fallback``: ``content`` is the exact user-facing notice."""
 
     content: str
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerShuttingDown:
     """``system``/``worker_shutting_down``: the Claude worker announced shutdown."""
 
     reason: str | None = None
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AuthStatus:
     """``auth_status`` or an ACP ``authenticate`` finished; ``ok`` means authenticated."""
 
     ok: bool
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueryError:
     """The SDK query iterator threw. ``message`` is raw exception text: never shown, never logged."""
 
     message: str = ""
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueryEnded:
     """The SDK query iterator ended (EOF)."""
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cancelled:
     """The client sent ``session/cancel`` for the running prompt."""
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimeReplaced:
     """The adapter replaced the Claude runtime (a new query / worker)."""
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InternalError:
     """The adapter itself failed while running the prompt (an internal invariant broke)."""
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryEntry:
     """One stored message of a session's history, oldest first.
 
@@ -151,7 +150,7 @@ class HistoryEntry:
         return self.model == "<synthetic>"
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryLoaded:
     """``session/load``: replay this history into the freshly opened session."""
 
@@ -178,7 +177,7 @@ Event = (
 # ---------------------------------------------------------------- outbound
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SessionUpdateOut:
     """A ``session/update`` notification (``update`` is the ACP update object)."""
 
@@ -194,7 +193,7 @@ class SessionUpdateOut:
         }
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PromptResponseOut:
     """The successful ``session/prompt`` result (a turn-terminal record rides in ``meta``)."""
 
@@ -210,7 +209,7 @@ class PromptResponseOut:
         return {"jsonrpc": "2.0", "id": self.turn_id, "result": result}
 
 
-@_frozen
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PromptErrorOut:
     """The legacy JSON-RPC error that settles a failed prompt for a client without the extension."""
 

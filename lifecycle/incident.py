@@ -75,7 +75,7 @@ class Incident:
         return f"Incident({self.id!r}, state={self.state!r}, revision={self.revision}, recovery={self.recovery.value})"
 
 
-class IncidentMachine(StateMachine):  # type: ignore[misc]
+class IncidentMachine(StateMachine):
     """warning/retrying -> terminal error -> historical, guarded by the recovery policy."""
 
     # -- states
@@ -86,9 +86,9 @@ class IncidentMachine(StateMachine):  # type: ignore[misc]
     historical = State(final=True)
 
     # -- publishing events (fired after the record was delivered)
-    warn = pending.to(retrying) | retrying.to.itself()
+    warn = pending.to(retrying) | retrying.to(retrying)
     fail = pending.to(failed) | retrying.to(failed)
-    notify = pending.to(noticed) | noticed.to.itself()
+    notify = pending.to(noticed) | noticed.to(noticed)
     restore = pending.to(failed)
     archive = pending.to(historical)
 

@@ -36,8 +36,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .conditions import CONDITIONS, Condition, Recovery, classify_assistant_error, classify_result
-from .conditions import is_usage_limit_text, retry_condition, stop_reason_for
+from .conditions import (
+    CONDITIONS,
+    Condition,
+    Recovery,
+    classify_assistant_error,
+    classify_result,
+    is_usage_limit_text,
+    retry_condition,
+    stop_reason_for,
+)
 from .errors import LocalProtocolError, PendingDeliveryError
 from .events import (
     ApiRetry,

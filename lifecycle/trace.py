@@ -34,7 +34,7 @@ class TraceDriver:
 
     def __init__(
         self,
-        emit: Callable[[dict[str, Any]], None],
+        emit: Callable[[dict[str, Any]], object],
         report: Callable[[str], None],
         observer: TransitionObserver | None = None,
     ) -> None:
@@ -156,7 +156,7 @@ def dumps(obj: object) -> str:
 
 def run_trace(
     lines: Iterable[str],
-    write: Callable[[str], None],
+    write: Callable[[str], object],
     report: Callable[[str], None],
     observer: TransitionObserver | None = None,
 ) -> int:

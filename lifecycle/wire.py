@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
@@ -33,7 +33,7 @@ __all__ = [
 AIR_VERSION = 1
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     """Broad visual group (spec: "Categories"). Drives iconography only, never behaviour."""
 
     CONNECTION = "connection"
@@ -44,14 +44,14 @@ class Category(str, Enum):
     UNKNOWN = "unknown"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """``warning``: may still succeed, does not end a turn; ``error``: cannot continue (spec: "Severity")."""
 
     WARNING = "warning"
     ERROR = "error"
 
 
-class Action(str, Enum):
+class Action(StrEnum):
     """Recovery actions version 1 defines (spec: "Actions")."""
 
     RETRY = "retry"

@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("claude_agent_sdk")  # the [claude] extra; always installed by [test]
 
-from claude_agent_sdk import ResultError  # noqa: E402
-from claude_agent_sdk.types import (  # noqa: E402
+from claude_agent_sdk import ResultError
+from claude_agent_sdk.types import (
     AssistantMessage,
     RateLimitEvent,
     ResultMessage,
@@ -27,10 +27,10 @@ from claude_agent_sdk.types import (  # noqa: E402
     ToolUseBlock,
     UserMessage,
 )
+from session_harness import Session
 
-from lifecycle import PromptResponseOut, PromptStarted  # noqa: E402
-from lifecycle.claude import from_sdk_exception, from_sdk_message, from_stream_json  # noqa: E402
-from session_harness import Session  # noqa: E402
+from lifecycle import PromptResponseOut, PromptStarted
+from lifecycle.claude import from_sdk_exception, from_sdk_message, from_stream_json
 
 HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.332"
 
@@ -75,7 +75,9 @@ def stream_json(line: dict[str, Any]) -> dict[str, Any] | None:
     if cls == "SystemMessage":
         return dict(f["data"])
     if cls == "AssistantMessage":
-        content = [{"type": "text", "text": b["text"]} if "text" in b else {"type": "tool_use", **b} for b in f["content"]]
+        content = [
+            {"type": "text", "text": b["text"]} if "text" in b else {"type": "tool_use", **b} for b in f["content"]
+        ]
         return {
             "type": "assistant",
             "uuid": f["uuid"],
@@ -102,7 +104,11 @@ EXPECTED: dict[str, tuple[str, list[str], str] | None] = {
     "success": None,
     "max_tokens_once": None,
     "retry_then_success": None,
-    "http429": ("limit", ["retry"], "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"),
+    "http429": (
+        "limit",
+        ["retry"],
+        "API Error: Request rejected (429) · Number of requests has exceeded your rate limit",
+    ),
     "usage_limit_apikey": ("limit", ["retry"], "re:API Error: Request rejected \\(429\\) · This request would .*"),
     "usage_limit_gateway": ("limit", [], "You've hit your 5-hour limit · resets 4:06pm (UTC)"),
     "http529": ("service", ["retry"], "re:API Error: 529 Overloaded\\. .*"),

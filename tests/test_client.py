@@ -9,17 +9,37 @@ from lifecycle.wire import Action
 
 
 def rec(id_: str, revision: int, title: str = "t", actions: list[Any] | None = None, **kw: Any) -> dict[str, Any]:
-    r = {"id": id_, "revision": revision, "category": "limit", "severity": "error", "title": title, "actions": actions or []}
+    r = {
+        "id": id_,
+        "revision": revision,
+        "category": "limit",
+        "severity": "error",
+        "title": title,
+        "actions": actions or [],
+    }
     r.update(kw)
     return {
         "jsonrpc": "2.0",
         "method": "session/update",
-        "params": {"sessionId": "s1", "update": {"sessionUpdate": "session_info_update", "_meta": {"jetbrains": {"air": {"version": 1, "sessionFailure": r}}}}},
+        "params": {
+            "sessionId": "s1",
+            "update": {
+                "sessionUpdate": "session_info_update",
+                "_meta": {"jetbrains": {"air": {"version": 1, "sessionFailure": r}}},
+            },
+        },
     }
 
 
 def chunk(text: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": "s1",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        },
+    }
 
 
 def test_first_record_creates_an_entry_at_the_stream_position_and_updates_stay_in_place() -> None:

@@ -103,14 +103,25 @@ def test_unknown_sdk_error_kinds_degrade_to_service_never_success(kind: str | No
 
 
 def test_text_refines_a_coarse_kind() -> None:
-    assert classify_assistant_error("rate_limit", "You've hit your 5-hour limit · resets 4:06pm (UTC)").key == "usage_limit"
-    assert classify_assistant_error("invalid_request", "Prompt is too long · the request is ~250000").key == "context_limit"
+    assert (
+        classify_assistant_error("rate_limit", "You've hit your 5-hour limit · resets 4:06pm (UTC)").key
+        == "usage_limit"
+    )
+    assert (
+        classify_assistant_error("invalid_request", "Prompt is too long · the request is ~250000").key
+        == "context_limit"
+    )
     assert classify_assistant_error(None, "Not logged in · Please run /login").key == "login_required"
     assert classify_assistant_error("rate_limit", "API Error: Request rejected (429)").key == "rate_limit"
 
 
 def test_result_subtypes() -> None:
-    for sub in ("error_max_budget_usd", "error_max_turns", "error_during_execution", "error_max_structured_output_retries"):
+    for sub in (
+        "error_max_budget_usd",
+        "error_max_turns",
+        "error_during_execution",
+        "error_max_structured_output_retries",
+    ):
         assert classify_result(sub, None).key == sub
     assert classify_result("success", "prompt_too_long").key == "context_limit"
     assert classify_result("weird", None).category is Category.SERVICE

@@ -47,7 +47,9 @@ class Recorder:
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, str, str, int]] = []
 
-    def transition(self, *, session_id: str, incident_id: str, source: str, target: str, event: str, revision: int) -> None:
+    def transition(
+        self, *, session_id: str, incident_id: str, source: str, target: str, event: str, revision: int
+    ) -> None:
         self.seen.append((incident_id, source, target, event, revision))
 
     def note(self, what: str, **fields: object) -> None:  # pragma: no cover - unused here

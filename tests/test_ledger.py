@@ -9,6 +9,7 @@ import gc
 import tracemalloc
 
 import pytest
+from session_harness import Session
 
 from lifecycle import (
     ApiRetry,
@@ -31,7 +32,6 @@ from lifecycle import (
     WorkerShuttingDown,
 )
 from lifecycle.conditions import Recovery
-from session_harness import Session
 
 RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
 LIMIT = "You've hit your 5-hour limit · resets 4:06pm (UTC)"

@@ -36,7 +36,15 @@ def test_1e400_from_json_is_infinite_and_does_not_count() -> None:
 
 @pytest.mark.parametrize(
     "capabilities",
-    [[], ["sessionfailure"], ["SessionFailure"], "sessionFailure", {"sessionFailure": True}, None, [["sessionFailure"]]],
+    [
+        [],
+        ["sessionfailure"],
+        ["SessionFailure"],
+        "sessionFailure",
+        {"sessionFailure": True},
+        None,
+        [["sessionFailure"]],
+    ],
 )
 def test_capabilities_must_be_an_array_containing_exactly_the_string(capabilities: Any) -> None:
     assert negotiate(caps(1, capabilities)) is False

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from session_harness import Session
+
 from lifecycle import HistoryEntry
 from lifecycle.replay import history_entry, load_history
-from session_harness import Session
 
 HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.332"
 LIMIT = "You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit"
@@ -38,7 +39,13 @@ def test_a_usage_limit_is_replayed_at_its_position_with_the_user_uuid_as_turn_id
     kinds = [m.update["sessionUpdate"] for m in s.sent]  # type: ignore[union-attr]
     assert kinds == ["user_message_chunk", "session_info_update", "user_message_chunk"]
     (rec,) = s.records
-    assert (rec.id, rec.revision, rec.category.value, rec.severity.value, rec.title) == ("u1:error", 1, "limit", "error", LIMIT)
+    assert (rec.id, rec.revision, rec.category.value, rec.severity.value, rec.title) == (
+        "u1:error",
+        1,
+        "limit",
+        "error",
+        LIMIT,
+    )
     assert s.active_ids == ["u1:error"]
     # the duplicate prose is suppressed
     assert not any(e.kind == "agent" for e in s.client.entries)
@@ -113,7 +120,9 @@ def test_legacy_clients_receive_the_original_transcript_and_no_typed_record() ->
 
 def test_get_session_messages_recordings_are_recognised_without_the_error_fields() -> None:
     """get_session_messages drops error/isApiErrorMessage: the synthetic model and prefix suffice."""
-    lines = [json.loads(x)["fields"] for x in (HERE / "usage_limit_gateway.session_messages.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(x)["fields"] for x in (HERE / "usage_limit_gateway.session_messages.jsonl").read_text().splitlines()
+    ]
     assert all("error" not in f and "isApiErrorMessage" not in f for f in lines)
     s = replay(lines)
     (rec,) = s.records
@@ -123,7 +132,9 @@ def test_get_session_messages_recordings_are_recognised_without_the_error_fields
 
 def test_other_failures_in_history_restore_nothing() -> None:
     for scenario in ("http429", "max_tokens", "success"):
-        lines = [json.loads(x)["fields"] for x in (HERE / f"{scenario}.session_messages.jsonl").read_text().splitlines()]
+        lines = [
+            json.loads(x)["fields"] for x in (HERE / f"{scenario}.session_messages.jsonl").read_text().splitlines()
+        ]
         assert replay(lines).records == [], scenario
 
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import CONFORMANCE
+
 from lifecycle.trace import run_trace
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
@@ -34,7 +34,9 @@ def test_conformance_case_through_the_installed_command(case: str, tmp_path: Pat
     cases = CONFORMANCE / "cases"
     out = tmp_path / f"{case}.out"
     with out.open("wb") as fh:
-        subprocess.run([lifecycle_command(), "trace", str(cases / f"{case}.input.jsonl")], stdout=fh, check=True, timeout=60)
+        subprocess.run(
+            [lifecycle_command(), "trace", str(cases / f"{case}.input.jsonl")], stdout=fh, check=True, timeout=60
+        )
     check = subprocess.run(
         [sys.executable, str(CONFORMANCE / "check.py"), str(out), str(cases / f"{case}.expect.json")],
         capture_output=True,
@@ -58,10 +60,25 @@ def _run(lines: list[str]) -> tuple[list[dict[str, object]], list[str]]:
     return [json.loads(x) for x in out], err
 
 
-INIT = json.dumps({"type": "adapter", "event": "initialize", "clientCapabilities": {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}}})
+INIT = json.dumps(
+    {
+        "type": "adapter",
+        "event": "initialize",
+        "clientCapabilities": {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}},
+    }
+)
 SESSION = json.dumps({"type": "adapter", "event": "session", "sessionId": "s1"})
 PROMPT = json.dumps({"type": "adapter", "event": "prompt", "turnId": "t1"})
-RETRY = json.dumps({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 2, "error_status": 529, "error": "overloaded"})
+RETRY = json.dumps(
+    {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": 1,
+        "max_retries": 2,
+        "error_status": 529,
+        "error": "overloaded",
+    }
+)
 
 
 def test_malformed_lines_are_reported_with_their_number_and_skipped() -> None:
@@ -80,7 +97,10 @@ def test_malformed_lines_are_reported_with_their_number_and_skipped() -> None:
         ]
     )
     assert [e.split(":")[0] for e in err] == ["line 2", "line 3", "line 5", "line 6", "line 7"]
-    assert msgs[-1] == {"lifecycle": "active", "sessions": {"s1": [{"id": "t1:error", "recovery": "confirmed_attempt"}]}}
+    assert msgs[-1] == {
+        "lifecycle": "active",
+        "sessions": {"s1": [{"id": "t1:error", "recovery": "confirmed_attempt"}]},
+    }
     assert len(msgs) == 2  # the warning, then the trailer
 
 
@@ -99,7 +119,13 @@ def test_deliver_fails_drops_the_send_and_the_ledger_does_not_advance() -> None:
 
 
 def test_the_bundled_example_runs() -> None:
-    res = subprocess.run([lifecycle_command(), "trace", "--example", "rate-limit-then-recovery"], capture_output=True, text=True, check=True, timeout=60)
+    res = subprocess.run(
+        [lifecycle_command(), "trace", "--example", "rate-limit-then-recovery"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     assert lines[-1] == {"lifecycle": "active", "sessions": {"s1": []}}
     assert any("result" in m and m["result"].get("_meta") for m in lines)  # type: ignore[union-attr]
@@ -107,7 +133,16 @@ def test_the_bundled_example_runs() -> None:
 
 def test_invalid_utf8_and_bom_and_crlf(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + INIT.encode() + b"\r\n" + SESSION.encode() + b"\r\n\xff\xfe garbage\r\n" + PROMPT.encode() + b"\r\n" + RETRY.encode())
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + INIT.encode()
+        + b"\r\n"
+        + SESSION.encode()
+        + b"\r\n\xff\xfe garbage\r\n"
+        + PROMPT.encode()
+        + b"\r\n"
+        + RETRY.encode()
+    )
     res = subprocess.run([lifecycle_command(), "trace", str(path)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0
     assert "line 3" in res.stderr
@@ -115,5 +150,7 @@ def test_invalid_utf8_and_bom_and_crlf(tmp_path: Path) -> None:
 
 
 def test_a_missing_file_is_a_clear_error() -> None:
-    res = subprocess.run([lifecycle_command(), "trace", "/nonexistent/x.jsonl"], capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [lifecycle_command(), "trace", "/nonexistent/x.jsonl"], capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 2 and "cannot open" in res.stderr

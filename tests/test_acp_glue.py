@@ -1,0 +1,527 @@
+"""The ACP glue over a real connection: the ACP SDK on both sides of an in-memory transport pair.
+
+Every assertion is on what the client side actually received -- the raw frames (connection
+observers) and the SDK models its handlers were called with -- so ``_meta`` is checked after it
+went through the SDK's pydantic models on both sides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import random
+import uuid
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import acp
+import pytest
+from acp import RequestError
+from acp.agent.connection import AgentSideConnection
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    InitializeResponse,
+    NewSessionResponse,
+    PromptResponse,
+    SessionInfoUpdate,
+)
+
+from lifecycle import (
+    ApiRetry,
+    Assistant,
+    ClientProjection,
+    PendingDeliveryError,
+    PromptResponseOut,
+    PromptStarted,
+    Result,
+    RuntimeReplaced,
+    SessionFailure,
+    SessionLedger,
+    read_record,
+)
+from lifecycle.acp import (
+    SessionPublisher,
+    acp_update,
+    advertise,
+    attach_to_response,
+    merge_meta,
+    negotiate_client,
+    new_epoch,
+    prompt_response,
+    session_info_update,
+    with_meta,
+)
+from lifecycle.events import Event
+
+ROOT = Path(__file__).resolve().parent.parent
+AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
+LIMIT = "You've hit your 5-hour limit · resets 5pm (UTC)"
+RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
+
+Step = Event | Callable[[SessionPublisher, str], Awaitable[None]]
+
+
+def limit_failure() -> list[Step]:
+    return [
+        Assistant(text=LIMIT, model="<synthetic>", error="rate_limit"),
+        Result(subtype="success", is_error=True, result=LIMIT, api_error_status=429),
+    ]
+
+
+def rate_failure() -> list[Step]:
+    return [
+        Assistant(text=RATE, model="<synthetic>", error="rate_limit"),
+        Result(subtype="success", is_error=True, result=RATE, api_error_status=429),
+    ]
+
+
+def retry(attempt: int) -> ApiRetry:
+    return ApiRetry(attempt=attempt, max_retries=10, error_status=429, error="rate_limit")
+
+
+# ------------------------------------------------------------------ a small agent on the glue
+
+
+class GlueAgent:
+    """An ACP agent that embeds the ledger through the glue and plays a script per prompt."""
+
+    def __init__(
+        self,
+        *,
+        caps_meta: dict[str, Any] | None = None,
+        response_meta: dict[str, Any] | None = None,
+        sink: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.caps_meta = caps_meta
+        self.response_meta = response_meta
+        self.sink = sink
+        self.negotiated: bool | None = None
+        self.publishers: dict[str, SessionPublisher] = {}
+        self.scripts: list[list[Step]] = []
+        self.turns: list[str] = []
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **kw: Any) -> Any:
+        self.negotiated = negotiate_client(client_capabilities)
+        caps = advertise(AgentCapabilities(load_session=True, field_meta=self.caps_meta), self.negotiated)
+        return InitializeResponse(protocol_version=acp.PROTOCOL_VERSION, agent_capabilities=caps)
+
+    async def new_session(self, cwd: str, **kw: Any) -> NewSessionResponse:
+        assert self.negotiated is not None
+        sid = str(uuid.uuid4())
+        ledger = SessionLedger(sid, negotiated=self.negotiated, epoch=new_epoch())
+        sink = self.sink(self.conn) if self.sink else self.conn
+        self.publishers[sid] = SessionPublisher(sink, ledger, response_meta=self.response_meta)
+        return NewSessionResponse(session_id=sid)
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+        pub = self.publishers[session_id]
+        turn_id = str(uuid.uuid4())
+        self.turns.append(turn_id)
+        await pub.feed(PromptStarted(turn_id=turn_id))
+        for step in self.scripts.pop(0):
+            if callable(step):
+                await step(pub, turn_id)
+            else:
+                await pub.feed(step)
+        return await pub.outcome(turn_id)
+
+
+class RecordingClient:
+    """An ACP client that records every update its handler is called with."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        self.updates.append((session_id, update))
+
+
+class Wire:
+    """Both ends of one in-memory ACP connection, with every frame the client received."""
+
+    def __init__(self, agent: GlueAgent) -> None:
+        self.agent = agent
+        self.client = RecordingClient()
+        self.frames: list[dict[str, Any]] = []
+        agent_end, client_end = acp._transport.memory_transport_pair()
+        self.agent_conn = AgentSideConnection(agent, agent_end)  # type: ignore[arg-type]
+        self.conn = ClientSideConnection(
+            lambda _: self.client,  # type: ignore[arg-type,return-value]
+            client_end,
+            observers=[self._observe],
+        )
+
+    def _observe(self, ev: StreamEvent) -> None:
+        if ev.direction == StreamDirection.INCOMING:
+            self.frames.append(ev.message)
+
+    async def open(self, meta: dict[str, Any] | None = AIR) -> str:
+        caps = ClientCapabilities(field_meta=meta) if meta is not None else None
+        await self.conn.initialize(protocol_version=1, client_capabilities=caps)
+        return (await self.conn.new_session(cwd="/tmp")).session_id
+
+    async def prompt(self, sid: str, *script: Step) -> PromptResponse:
+        self.agent.scripts.append(list(script))
+        return await self.conn.prompt(session_id=sid, prompt=[acp.text_block("hi")])
+
+    def projection(self) -> ClientProjection:
+        seen = ClientProjection()
+        seen.receive_all(self.frames)
+        return seen
+
+    def results(self) -> list[dict[str, Any]]:
+        return [f for f in self.frames if "id" in f and "method" not in f]
+
+
+def run(coro: Awaitable[Any]) -> Any:
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coro, 10)
+
+    return asyncio.run(bounded())
+
+
+# ------------------------------------------------------------------ negotiation
+
+
+@pytest.mark.parametrize(
+    ("client_meta", "expected"),
+    [
+        (AIR, True),
+        (None, False),
+        ({"jetbrains": {"air": {"version": 0, "capabilities": ["sessionFailure"]}}}, False),
+        ({"jetbrains": {"air": {"version": 1, "capabilities": ["somethingElse"]}}}, False),
+        ({"jetbrains": {"air": {"version": 2, "capabilities": ["x", "sessionFailure"]}}, "zed.dev": {}}, True),
+    ],
+)
+def test_negotiation_from_a_real_initialize(client_meta: dict[str, Any] | None, expected: bool) -> None:
+    agent = GlueAgent(caps_meta={"zed.dev": {"x": 1}, "jetbrains": {"other": True}})
+
+    async def go() -> Wire:
+        wire = Wire(agent)
+        await wire.open(client_meta)
+        return wire
+
+    wire = run(go())
+    assert agent.negotiated is expected
+    init = wire.results()[0]["result"]
+    caps = init["agentCapabilities"]
+    assert caps["loadSession"] is True
+    # the agent's own _meta keys survive, whatever was negotiated
+    assert caps["_meta"]["zed.dev"] == {"x": 1}
+    assert caps["_meta"]["jetbrains"]["other"] is True
+    if expected:
+        assert caps["_meta"]["jetbrains"]["air"] == {"version": 1, "capabilities": ["sessionFailure"]}
+    else:
+        assert "air" not in caps["_meta"]["jetbrains"]
+
+
+def test_advertise_keeps_other_capabilities_of_the_air_namespace() -> None:
+    base = AgentCapabilities(load_session=True, field_meta={"jetbrains": {"air": {"capabilities": ["tools"]}}})
+    caps = advertise(base, True)
+    assert caps.field_meta == {"jetbrains": {"air": {"version": 1, "capabilities": ["tools", "sessionFailure"]}}}
+    assert advertise(base, False).field_meta == base.field_meta
+    assert base.field_meta == {"jetbrains": {"air": {"capabilities": ["tools"]}}}  # not mutated
+
+
+# ------------------------------------------------------------------ _meta survives both sides
+
+
+def test_prompt_response_record_keeps_the_quota_key() -> None:
+    quota = {"remaining": 0, "window": "5h"}
+    agent = GlueAgent(response_meta={"quota": quota})
+
+    async def go() -> tuple[Wire, PromptResponse]:
+        wire = Wire(agent)
+        sid = await wire.open()
+        return wire, await wire.prompt(sid, *limit_failure())
+
+    wire, response = run(go())
+    # the raw frame the client received
+    raw = wire.results()[-1]["result"]
+    assert raw["stopReason"] == "end_turn"
+    assert raw["_meta"]["quota"] == quota
+    record = read_record(raw["_meta"])
+    assert record is not None and record.id == f"{agent.turns[0]}:error"
+    assert (record.category.value, record.severity.value, record.title) == ("limit", "error", LIMIT)
+    # and the SDK model the client's code gets
+    assert response.stop_reason == "end_turn"
+    assert response.field_meta is not None and response.field_meta["quota"] == quota
+    assert read_record(response.field_meta) == record
+
+
+def test_attach_to_response_and_with_meta_never_clobber() -> None:
+    record = SessionFailure(id="t:error", revision=1, category="limit", severity="error", title=LIMIT)
+    base = PromptResponse(stop_reason="max_tokens", field_meta={"quota": {"left": 1}, "jetbrains": {"x": 1}})
+    attached = attach_to_response(base, record)
+    assert attached.stop_reason == "end_turn"
+    assert attached.field_meta is not None
+    assert attached.field_meta["quota"] == {"left": 1} and attached.field_meta["jetbrains"]["x"] == 1
+    assert read_record(attached.field_meta) == record
+    # the agent's meta added afterwards does not replace the record
+    hostile = {"quota": {"left": 0}, "jetbrains": {"air": {"sessionFailure": "nope"}}}
+    later = with_meta(attached, hostile)
+    assert later.field_meta is not None
+    assert read_record(later.field_meta) == record and later.field_meta["quota"] == {"left": 1}
+    assert base.field_meta == {"quota": {"left": 1}, "jetbrains": {"x": 1}}
+    assert attach_to_response(None, record).model_dump(by_alias=True, exclude_none=True) == {
+        "stopReason": "end_turn",
+        "_meta": {"jetbrains": {"air": {"version": 1, "sessionFailure": record.to_wire()}}},
+    }
+
+
+def test_attached_response_survives_the_wire() -> None:
+    record = SessionFailure(id="t:error", revision=3, category="service", severity="error", title="x", actions=["retry"])
+
+    class Handwritten(GlueAgent):
+        async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+            mine = PromptResponse(stop_reason="end_turn", field_meta={"quota": {"left": 2}, "vendor": [1, None]})
+            return attach_to_response(mine, record)
+
+    async def go() -> tuple[Wire, PromptResponse]:
+        wire = Wire(Handwritten())
+        sid = await wire.open()
+        return wire, await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("hi")])
+
+    wire, response = run(go())
+    raw = wire.results()[-1]["result"]["_meta"]
+    assert raw["quota"] == {"left": 2} and raw["vendor"] == [1, None]
+    assert response.field_meta == raw
+    assert read_record(raw) == record
+
+
+def test_session_info_update_meta_survives_both_models() -> None:
+    record = SessionFailure(id="s:e:1", revision=1, category="connection", severity="error", title="lost")
+    future = {"nested": [1, None, True]}
+
+    class Sender(GlueAgent):
+        async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
+            await self.conn.session_update(session_id, session_info_update(record, meta={"futureKey": future}))
+            return PromptResponse(stop_reason="end_turn")
+
+    async def go() -> tuple[Wire, str]:
+        wire = Wire(Sender())
+        sid = await wire.open()
+        await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("hi")])
+        return wire, sid
+
+    wire, sid = run(go())
+    (frame,) = [f for f in wire.frames if f.get("method") == "session/update"]
+    assert frame["params"]["update"]["sessionUpdate"] == "session_info_update"
+    assert frame["params"]["update"]["_meta"]["futureKey"] == future
+    ((got_sid, update),) = wire.client.updates
+    assert got_sid == sid and isinstance(update, SessionInfoUpdate)
+    assert update.field_meta == frame["params"]["update"]["_meta"]
+    assert read_record(update.field_meta) == record
+
+
+def test_outbound_conversions() -> None:
+    out = PromptResponseOut(turn_id="t", stop_reason="cancelled")
+    assert prompt_response(out).model_dump(by_alias=True, exclude_none=True) == {"stopReason": "cancelled"}
+    assert prompt_response(out, meta={"quota": 1}).field_meta == {"quota": 1}
+    chunk = acp_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}})
+    assert type(chunk).__name__ == "AgentMessageChunk" and chunk.content.text == "hi"
+    assert merge_meta({"a": {"b": [1]}, "c": 1}, {"a": {"b": [1, 2], "d": 0}, "c": {"e": 1}}) == {
+        "a": {"b": [1, 2], "d": 0},
+        "c": {"e": 1},
+    }
+
+
+# ------------------------------------------------------------------ legacy settlement
+
+
+def test_legacy_failure_is_the_json_rpc_error_and_the_text_stays() -> None:
+    agent = GlueAgent()
+
+    async def go() -> tuple[Wire, RequestError]:
+        wire = Wire(agent)
+        sid = await wire.open(None)
+        with pytest.raises(RequestError) as info:
+            await wire.prompt(sid, retry(1), *rate_failure())
+        return wire, info.value
+
+    wire, err = run(go())
+    assert err.code == -32603 and err.data == {"details": RATE}
+    raw_error = wire.results()[-1]["error"]
+    assert raw_error == {"code": -32603, "message": "Internal error", "data": {"details": RATE}}
+    texts = [u.content.text for _, u in wire.client.updates]
+    assert texts == [RATE]  # Claude's text stays in the transcript; no retry warning for legacy
+    assert "jetbrains" not in repr(wire.frames)
+
+
+# ------------------------------------------------------------------ plan -> deliver -> commit
+
+
+class FailingSink:
+    """Delegates to the real connection; the sends whose (0-based) index is in ``fail`` raise."""
+
+    def __init__(self, conn: AgentSideConnection, fail: Iterable[int] = ()) -> None:
+        self.conn, self.fail, self.calls = conn, set(fail), 0
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        n, self.calls = self.calls, self.calls + 1
+        if n in self.fail:
+            raise ConnectionError("client gone")
+        await self.conn.session_update(session_id, update, **kw)
+
+
+def test_a_raising_send_leaves_the_ledger_unchanged_and_leaves_no_revision_gap() -> None:
+    agent = GlueAgent(sink=lambda conn: FailingSink(conn, fail=[0]))
+    seen: dict[str, Any] = {}
+
+    async def after_failed_send(pub: SessionPublisher, turn_id: str) -> None:
+        seen["revision"] = pub.ledger.revision_of(f"{turn_id}:error")
+        seen["active"] = pub.ledger.active
+        seen["pending"] = pub.ledger.pending
+        seen["failed"] = pub.failed_sends
+
+    async def go() -> Wire:
+        wire = Wire(agent)
+        sid = await wire.open()
+        await wire.prompt(sid, retry(1), after_failed_send, retry(2), *rate_failure())
+        return wire
+
+    wire = run(go())
+    turn = agent.turns[0]
+    assert seen == {"revision": 0, "active": (), "pending": False, "failed": 1}
+    view = wire.projection()
+    assert view.received == {f"{turn}:error": [1, 2]}  # the first warning never arrived: no gap
+    (record,) = view.records
+    assert (record.severity.value, record.revision) == ("error", 2)
+    assert [e.carrier for e in view.entries] == ["prompt_response"]
+
+
+class JitterSink:
+    """Delegates to the real connection after a random short pause, so feeders interleave."""
+
+    def __init__(self, conn: AgentSideConnection, seed: int) -> None:
+        self.conn, self.rng = conn, random.Random(seed)
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        await asyncio.sleep(self.rng.random() / 1000)
+        await self.conn.session_update(session_id, update, **kw)
+
+
+def concurrent_retries(n: int) -> Step:
+    async def step(pub: SessionPublisher, turn_id: str) -> None:
+        await asyncio.gather(*(pub.feed(retry(i)) for i in range(1, n + 1)))
+
+    return step
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_concurrent_feeders_keep_revision_order_per_id(seed: int) -> None:
+    agent = GlueAgent(sink=lambda conn: JitterSink(conn, seed))
+
+    async def go() -> Wire:
+        wire = Wire(agent)
+        sid = await wire.open()
+        await wire.prompt(sid, concurrent_retries(12), *rate_failure())
+        return wire
+
+    wire = run(go())
+    # in wire order: every revision of the id exactly once, increasing, the error last
+    assert wire.projection().received == {f"{agent.turns[0]}:error": list(range(1, 14))}
+    assert wire.projection().ignored == 0
+
+
+def test_without_the_session_lock_concurrent_feeders_break_the_ledger() -> None:
+    # Non-vacuity of the test above: with the lock replaced by a no-op, two feeders overlap
+    # between plan and commit and the ledger refuses the second one.
+    class NoLock:
+        async def __aenter__(self) -> None:
+            return None
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+    agent = GlueAgent(sink=lambda conn: JitterSink(conn, 0))
+
+    async def unlock(pub: SessionPublisher, turn_id: str) -> None:
+        pub._lock = NoLock()  # type: ignore[assignment]
+
+    async def go() -> None:
+        wire = Wire(agent)
+        sid = await wire.open()
+        await wire.prompt(sid, unlock, concurrent_retries(12), *rate_failure())
+
+    with pytest.raises(RequestError) as info:  # the handler's PendingDeliveryError, as -32603
+        run(go())
+    assert info.value.code == -32603 and "await their outcome" in str(info.value.data)
+    assert issubclass(PendingDeliveryError, Exception)
+
+
+def test_a_cancelled_feeder_commits_nothing() -> None:
+    async def go() -> tuple[list[int], bool, list[int]]:
+        wire = Wire(GlueAgent())
+        sid = await wire.open()
+        gate = asyncio.Event()
+
+        class Blocking:
+            async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+                await gate.wait()
+                await wire.agent_conn.session_update(session_id, update, **kw)
+
+        ledger = SessionLedger(sid, negotiated=True, epoch="e")
+        pub = SessionPublisher(Blocking(), ledger)
+        await pub.feed(PromptStarted(turn_id="t"))
+        stuck = asyncio.create_task(pub.feed(retry(1)))
+        await asyncio.sleep(0.01)
+        stuck.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await stuck
+        before = [a.revision for a in ledger.active]
+        pending = ledger.pending
+        gate.set()
+        await pub.feed(retry(2))
+        await asyncio.sleep(0.01)
+        return before, pending, [a.revision for a in ledger.active]
+
+    before, pending, after = run(go())
+    assert (before, pending, after) == ([], False, [1])
+
+
+def test_stale_runtime_events_are_refused_and_send_nothing() -> None:
+    async def go() -> tuple[bool, bool, FailingSink]:
+        wire = Wire(GlueAgent())
+        sid = await wire.open()
+        sink = FailingSink(wire.agent_conn)
+        pub = SessionPublisher(sink, SessionLedger(sid, negotiated=True, epoch="e"))
+        await pub.feed(RuntimeReplaced())
+        stale = await pub.feed(Assistant(text="old runtime", model="claude-opus-5-5"), runtime=0)
+        fresh = await pub.feed(Assistant(text="new runtime", model="claude-opus-5-5"), runtime=1)
+        return stale, fresh, sink
+
+    stale, fresh, sink = run(go())
+    assert (stale, fresh, sink.calls) == (False, True, 1)
+
+
+def test_outcome_of_an_unknown_turn_is_a_key_error() -> None:
+    async def go() -> None:
+        pub = SessionPublisher(RecordingClient(), SessionLedger("s", negotiated=True, epoch="e"))
+        await pub.outcome("never-started")
+
+    with pytest.raises(KeyError):
+        run(go())
+
+
+# ------------------------------------------------------------------ the tested sample
+
+
+def test_example_embed_acp_main() -> None:
+    path = ROOT / "examples" / "embed_acp.py"
+    spec = importlib.util.spec_from_file_location("embed_acp_example", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert len(path.read_text().splitlines()) < 60
+    seen = run(module.main())
+    (entry,) = seen.entries
+    assert entry.carrier == "prompt_response" and entry.record is not None
+    assert (entry.record.category.value, entry.record.title, entry.record.actions) == ("limit", module.LIMIT, ())

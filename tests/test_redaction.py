@@ -1,0 +1,253 @@
+"""Redaction (spec: no secret, header, credentialed URL, environment value, PEM block, stack frame or
+private path in any title, details or log line; Claude's own text intact)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from secrets_corpus import CONTEXTS, EXTRA_LEGIT_TEXTS, LEGIT_TEXTS, SHAPES, SecretShape, embed, escaped_forms
+
+from lifecycle.redaction import (
+    _MAX_PASSES,
+    _PIPELINE,
+    _SUSPICIOUS_RE,
+    CREDENTIAL_PLACEHOLDER,
+    ENV_PLACEHOLDER,
+    FRAME_PLACEHOLDER,
+    KEY_PLACEHOLDER,
+    PATH_PLACEHOLDER,
+    PEM_PLACEHOLDER,
+    RULES,
+    _redact_once,
+    contains_secret,
+    redact,
+)
+
+ALL_LEGIT = LEGIT_TEXTS + EXTRA_LEGIT_TEXTS
+CASES = [(shape, ex) for shape in SHAPES for ex in shape.examples]
+# Examples that end where they end (an unterminated PEM block is redacted to the end of the text).
+SELF_DELIMITING = [(shape, ex) for shape, ex in CASES if "-----BEGIN" not in ex or "-----END" in ex]
+
+
+def _passes_to_settle(text: str) -> int:
+    """How many passes of the rule list :func:`redact` needs on ``text`` (the last one changes nothing)."""
+    for n in range(1, 20):
+        after = _redact_once(text)
+        if after == text:
+            return n
+        text = after
+    return 99
+
+
+def _assert_marker_gone(shape: SecretShape, text: str) -> str:
+    out = redact(text)
+    for form in escaped_forms(shape.marker):
+        assert form not in out, f"{shape.name}: {form!r} survived in {out!r} (from {text!r})"
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# (e) the corpus itself
+# --------------------------------------------------------------------------------------------
+
+
+def test_corpus_matrix_size() -> None:
+    embeddings = len(embed("x", CONTEXTS[0]))
+    examples = sum(len(shape.examples) for shape in SHAPES)
+    matrix = examples * embeddings * len(CONTEXTS)
+    print(f"\nsecrets corpus: {len(SHAPES)} shapes, {examples} examples, {embeddings} embeddings x "
+          f"{len(CONTEXTS)} contexts = {matrix} redaction cases")  # fmt: skip
+    assert len(SHAPES) >= 30
+    assert len({shape.name for shape in SHAPES}) == len(SHAPES)
+    assert matrix >= 30 * embeddings * len(CONTEXTS)
+
+
+@pytest.mark.parametrize(("shape", "example_text"), CASES, ids=[f"{s.name}-{i}" for i, (s, _) in enumerate(CASES)])
+def test_corpus_example_holds_its_marker(shape: SecretShape, example_text: str) -> None:
+    assert shape.marker in example_text
+    for context in CONTEXTS:
+        assert not contains_secret(context)
+        for form in escaped_forms(shape.marker):
+            assert form not in context
+
+
+# --------------------------------------------------------------------------------------------
+# (a) every example in every embedding
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("shape", "example_text"), CASES, ids=[f"{s.name}-{i}" for i, (s, _) in enumerate(CASES)])
+def test_every_embedding_loses_the_marker(shape: SecretShape, example_text: str) -> None:
+    for context in CONTEXTS:
+        for text in embed(example_text, context):
+            assert any(form in text for form in escaped_forms(shape.marker)), text
+            out = _assert_marker_gone(shape, text)
+            assert contains_secret(text)
+            assert redact(out) == out
+            assert _passes_to_settle(text) <= _MAX_PASSES
+
+
+@pytest.mark.parametrize(("shape", "example_text"), SELF_DELIMITING, ids=[s.name for s, _ in SELF_DELIMITING])
+def test_the_context_around_a_secret_survives(shape: SecretShape, example_text: str) -> None:
+    for context in CONTEXTS:
+        out = redact(f"{context} {example_text} and then it stopped")
+        assert out.startswith(context), out
+        assert out.endswith("and then it stopped"), out
+
+
+# --------------------------------------------------------------------------------------------
+# (b) Claude's own texts
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ALL_LEGIT)
+def test_legit_text_is_unchanged(text: str) -> None:
+    assert redact(text) == text
+    assert not contains_secret(text)
+
+
+@pytest.mark.parametrize("text", ALL_LEGIT)
+def test_legit_text_is_unchanged_in_json_and_lines(text: str) -> None:
+    for wrapped in (
+        json.dumps({"type": "error", "error": {"message": text}}),
+        json.dumps({"message": text}, ensure_ascii=False),
+        f"{text}\n{text}",
+        f"[{text}]",
+        f"Error: {text}",
+    ):
+        assert redact(wrapped) == wrapped
+
+
+def test_all_legit_texts_together_are_unchanged() -> None:
+    joined = "\n".join(ALL_LEGIT)
+    assert redact(joined) == joined
+
+
+# --------------------------------------------------------------------------------------------
+# Placeholders and what each rule keeps
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnop0123", f"ANTHROPIC_API_KEY={ENV_PLACEHOLDER}"),
+        ("export FOO_SECRET='a b c'", f"export FOO_SECRET='{ENV_PLACEHOLDER}'"),
+        ("Authorization: Bearer abc123def456", f"Authorization: Bearer {CREDENTIAL_PLACEHOLDER}"),
+        ('{"x-api-key": "abc123"}', f'{{"x-api-key": "{CREDENTIAL_PLACEHOLDER}"}}'),
+        ("Cookie: a=1; b=2", f"Cookie: {CREDENTIAL_PLACEHOLDER}"),
+        ("https://u:p@example.com/x?y=1", f"https://{CREDENTIAL_PLACEHOLDER}@example.com/x?y=1"),
+        ("https://e.com/x?token=abc123&page=2", f"https://e.com/x?token={CREDENTIAL_PLACEHOLDER}&page=2"),
+        ("key sk-ant-api03-abcdefghijklmnop0123 failed", f"key {KEY_PLACEHOLDER} failed"),
+        ("see /home/alice/x.txt.", f"see {PATH_PLACEHOLDER}."),
+        ("open 'C:\\Users\\carol\\x.txt'", f"open '{PATH_PLACEHOLDER}'"),
+        ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", PEM_PLACEHOLDER),
+        ("Error: boom\n    at foo (/srv/x.js:1:2)\n    at bar (node:internal/y:3:4)", "Error: boom"),
+        ("Error: boom at foo (/srv/x.js:1:2)", f"Error: boom {FRAME_PLACEHOLDER}"),
+        (
+            'Traceback (most recent call last):\n  File "/x.py", line 3, in f\n    f()\n    ^^^\nValueError: boom',
+            "ValueError: boom",
+        ),
+        ("Run /login or /usage-credits", "Run /login or /usage-credits"),
+        ("gateway (127.0.0.1:18102)", "gateway (127.0.0.1:18102)"),
+    ],
+)
+def test_placeholders(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_rules_are_documented() -> None:
+    assert tuple(rule for rule, _ in _PIPELINE) == RULES
+    assert len({rule.name for rule in RULES}) == len(RULES) >= 12
+    for name, description in RULES:
+        assert name.isidentifier() and description
+
+
+@pytest.mark.parametrize("text", ["", "\x00", "\ud800", "sk-ant-\udfff", "\ud800/home/alice\x00/x", "a\x00=b"])
+def test_odd_strings(text: str) -> None:
+    out = redact(text)
+    assert isinstance(out, str) and redact(out) == out
+
+
+# --------------------------------------------------------------------------------------------
+# (c) properties
+# --------------------------------------------------------------------------------------------
+
+ANY_TEXT = st.text(alphabet=st.characters(exclude_categories=()))  # includes lone surrogates and NUL
+FRAGMENTS = st.one_of(
+    st.sampled_from([ex for _, ex in CASES]),
+    st.sampled_from(ALL_LEGIT),
+    st.sampled_from([" ", "\n", "\r\n", '"', "'", "(", ")", "[", "]", "=", ":", "/", "\\", "@", "?", "&", ";", "."]),
+    st.sampled_from(["at ", "File ", "export ", "Bearer ", "~", "$HOME", "-----END X-----", "[redacted key]"]),
+    ANY_TEXT.filter(lambda s: len(s) < 12),
+)
+MIXED_TEXT = st.lists(FRAGMENTS, max_size=8).map("".join)
+
+
+@given(ANY_TEXT)
+@example("\ud800\udfff\x00")
+def test_never_raises_and_is_idempotent(text: str) -> None:
+    out = redact(text)
+    assert isinstance(out, str)
+    assert redact(out) == out
+
+
+@given(MIXED_TEXT)
+def test_idempotent_on_mixtures_of_secrets_and_legit_text(text: str) -> None:
+    out = redact(text)
+    assert redact(out) == out
+    assert _passes_to_settle(text) <= _MAX_PASSES  # settles: never needs the fail-closed fallback
+
+
+@given(st.one_of(ANY_TEXT, MIXED_TEXT))
+def test_fast_path_is_sound(text: str) -> None:
+    if _SUSPICIOUS_RE.search(text) is None:
+        assert _redact_once(text) == text
+
+
+@given(
+    st.sampled_from(ALL_LEGIT),
+    st.sampled_from(SELF_DELIMITING),
+    st.sampled_from(ALL_LEGIT),
+    st.sampled_from([" ", "\n", " — ", " · ", "\r\n", "\t"]),
+)
+def test_legit_text_around_a_secret_survives(
+    before: str, case: tuple[SecretShape, str], after: str, sep: str
+) -> None:
+    shape, secret = case
+    text = before + sep + secret + sep + after
+    out = _assert_marker_gone(shape, text)
+    assert out.startswith(before), out
+    assert out.endswith(after), out
+
+
+# --------------------------------------------------------------------------------------------
+# (d) adversarial inputs (no timing assertions: these finish because every regex is linear)
+# --------------------------------------------------------------------------------------------
+
+ADVERSARIAL_UNITS = [
+    "a@a@", "/", "=", "aB3+", "a", "at ", "at a.js:1:2 ", 'File "', "-----BEGIN X-----",
+    "-----END X-----\n-----BEGIN X-----", "~/", "C:\\", "\\\\a\\", "sk-", "eyJ", "eyJaaaaaaaaaaaa.", "a:a:",
+    "a-a-", "password=", "Authorization: ", "Cookie: a=b;", "?token=&", "https://", "x://a@", "%", "$HOME/",
+    "at f (", "at f (a:1:", ":1", "secretsecret", "A=", "A_", '"a":', '"', '\\"', "\\n", "Bearer a1",
+    "sk-ant-", "AKIA", "/home/", "/home/a.", ".", "aB3" * 13 + "+", '\n  File "x", line 1\n    x',
+    "\n    at f (/a.js:1:2)", "Traceback (most recent call last):", "key=", "_key_", "]/home/x", "]A=",
+    "x-api-key: a ", "at async ", "at a [as b] (", "\ud800", "\x00",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("unit", ADVERSARIAL_UNITS)
+def test_adversarial_200k_completes(unit: str) -> None:
+    text = (unit * (200_000 // len(unit) + 1))[:200_000]
+    out = redact(text)
+    assert isinstance(out, str)
+    small = text[:20_000]
+    assert redact(redact(small)) == redact(small)
+
+
+def test_adversarial_1mb_mixture_completes() -> None:
+    text = "".join(ADVERSARIAL_UNITS) * (1_000_000 // len("".join(ADVERSARIAL_UNITS)) + 1)
+    assert isinstance(redact(text[:1_000_000]), str)
