@@ -17,11 +17,13 @@ the client saw.
 * ``warn``: an ``api_retry`` warning is published (``retrying``); repeated retries update it.
 * ``fail``: a terminal error is published (``failed``); a warning becomes an error in place.
 * ``notify``: a notice is published (``noticed``); consecutive updates may reuse it.
-* ``restore`` / ``archive``: ``session/load`` replays a failure as the active one, or as history.
+* ``restore``: ``session/load`` replays a stored failure as a typed record; a later replayed
+  occurrence ``supersedes`` it (only the latest stays active) unless a real answer ended it first.
 * ``real_model_answer``, ``confirmed_attempt``, ``auth_succeeded``, ``runtime_replaced``: the
   recovery events. Each is guarded by the incident's recovery policy, so an incident leaves the
   active set only through the event its policy names. ``superseded`` retires a notice when a newer
-  one takes its place (notices are never cleared by generic success).
+  one takes its place (notices are never cleared by generic success), and an older replayed failure
+  when history holds a later occurrence.
 * ``historical`` is final: a recovered incident never comes back; its record stays in the
   transcript untouched. Recovery publishes nothing (there is no tombstone).
 
@@ -54,7 +56,18 @@ class Incident:
     client received.
     """
 
-    __slots__ = ("category", "condition", "id", "machine", "record", "recovery", "revision", "state", "turn_id")
+    __slots__ = (
+        "category",
+        "condition",
+        "id",
+        "machine",
+        "record",
+        "recovery",
+        "replayed",
+        "revision",
+        "state",
+        "turn_id",
+    )
 
     def __init__(self, incident_id: str, turn_id: str | None) -> None:
         self.id = incident_id
@@ -66,6 +79,7 @@ class Incident:
         self.recovery = Recovery.CONFIRMED_ATTEMPT
         self.record: SessionFailure | None = None
         self.machine: IncidentMachine | None = None
+        self.replayed = False
 
     @property
     def active(self) -> bool:
@@ -90,7 +104,6 @@ class IncidentMachine(StateMachine):
     fail = pending.to(failed) | retrying.to(failed)
     notify = pending.to(noticed) | noticed.to(noticed)
     restore = pending.to(failed)
-    archive = pending.to(historical)
 
     # -- recovery events (publish nothing)
     real_model_answer = failed.to(historical, cond="recovers_on_real_model_answer")
@@ -99,7 +112,7 @@ class IncidentMachine(StateMachine):
     )
     auth_succeeded = failed.to(historical, cond="recovers_on_auth")
     runtime_replaced = failed.to(historical, cond="recovers_on_runtime_replacement")
-    superseded = noticed.to(historical)
+    superseded = noticed.to(historical) | failed.to(historical, cond="superseded_by_later_history")
 
     # -- guards, named after the spec's recovery policies
     def recovers_on_real_model_answer(self) -> bool:
@@ -117,6 +130,10 @@ class IncidentMachine(StateMachine):
     def recovers_on_runtime_replacement(self) -> bool:
         """Transport loss and worker shutdown remain active until runtime replacement."""
         return bool(self.model.recovery is Recovery.RUNTIME_REPLACED)
+
+    def superseded_by_later_history(self) -> bool:
+        """The latest replayed occurrence stays active; older ones remain historical entries."""
+        return bool(self.model.replayed)
 
 
 #: Recovery policy -> the machine event that ends an incident under it.

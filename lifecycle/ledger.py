@@ -74,7 +74,7 @@ from .wire import Category, SessionFailure, attach_record
 
 __all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
 
-_Transition = Literal["warn", "fail", "notify", "restore", "archive"]
+_Transition = Literal["warn", "fail", "notify", "restore"]
 _LEGACY_MESSAGES = {-32603: "Internal error", -32000: "Authentication required"}
 
 
@@ -132,7 +132,15 @@ class _Reject:
     title: str
 
 
-_Intent = _Publish | _Forward | _Settle | _Reject
+@dataclass(slots=True)
+class _Recover:
+    """Fire a recovery event in stream order (publishes nothing; applied when reached)."""
+
+    policy: Recovery
+    exclude_turn: str | None = None
+
+
+_Intent = _Publish | _Forward | _Settle | _Reject | _Recover
 
 
 class _Turn:
@@ -173,6 +181,8 @@ class SessionLedger:
         "_negotiated",
         "_observer",
         "_outbox",
+        "_replay_prompt",
+        "_replay_prompt_used",
         "_runtime",
         "_runtime_incident",
         "_seq",
@@ -209,6 +219,8 @@ class SessionLedger:
         self._worker_stopping = False
         self._expect_result_error = False
         self._last_record_id: str | None = None
+        self._replay_prompt: str | None = None
+        self._replay_prompt_used = False
 
     # ------------------------------------------------------------------ read-only views
 
@@ -484,38 +496,33 @@ class SessionLedger:
         self._outbox.append(_Settle(turn.turn_id, "cancelled"))
 
     def _on_history(self, ev: HistoryLoaded) -> None:
-        entries = ev.entries
-        limit_at = [i for i, e in enumerate(entries) if _is_replayed_limit(e)]
-        latest_active = -1
-        if limit_at:
-            last = limit_at[-1]
-            recovered = any(_is_real_answer(e) for e in entries[last + 1 :])
-            latest_active = -1 if recovered else last
-        used: set[str] = set()
-        prompt_uuid: str | None = None
-        for i, entry in enumerate(entries):
+        # Streaming: a long history may arrive as several HistoryLoaded events (bounded memory).
+        # Every recognised occurrence is published at its position; at commit a later occurrence
+        # supersedes the earlier active one, and a later real answer recovers it, in stream order.
+        for entry in ev.entries:
+            if not entry.top_level:
+                continue  # subagent and sidechain messages are not the top-level transcript
             if entry.role == "user":
-                if entry.prompt and entry.top_level:
-                    prompt_uuid = entry.uuid
+                if entry.prompt:
+                    self._replay_prompt, self._replay_prompt_used = entry.uuid, False
                     if entry.text:
                         self._outbox.append(_Forward(_text_update("user_message_chunk", entry.text)))
                 continue
-            if not entry.top_level:
-                continue
-            if i in limit_at and self._negotiated:
-                incident_id = f"{prompt_uuid}:error" if prompt_uuid else None
-                if incident_id is None or incident_id in used or incident_id in self._active:
+            if _is_replayed_limit(entry) and self._negotiated:
+                prompt = self._replay_prompt
+                if prompt and not self._replay_prompt_used and f"{prompt}:error" not in self._active:
+                    incident_id = f"{prompt}:error"
+                    self._replay_prompt_used = True
+                else:
                     incident_id = f"{self._session_id}:history-error:{entry.uuid or self._next_seq()}"
-                used.add(incident_id)
                 row = CONDITIONS["usage_limit"]
                 title, details = present(entry.text, "error_result")
-                transition: _Transition = "restore" if i == latest_active else "archive"
-                self._outbox.append(
-                    _Publish(incident_id, prompt_uuid, row, row.category, title, details, transition)
-                )
+                self._outbox.append(_Publish(incident_id, prompt, row, row.category, title, details, "restore"))
                 continue
             if entry.text:
                 self._outbox.append(_Forward(_text_update("agent_message_chunk", entry.text)))
+            if _is_real_answer(entry):
+                self._outbox.append(_Recover(Recovery.REAL_MODEL_ANSWER))
 
     # ------------------------------------------------------------------ helpers
 
@@ -577,6 +584,9 @@ class SessionLedger:
         return intent
 
     def _materialise(self, intent: _Intent) -> Outbound | None:
+        if isinstance(intent, _Recover):
+            self._recover(intent.policy, exclude_turn=intent.exclude_turn)
+            return None
         if isinstance(intent, _Forward):
             return SessionUpdateOut(session_id=self._session_id, update=intent.update)
         if isinstance(intent, _Settle):
@@ -612,6 +622,7 @@ class SessionLedger:
             inc = Incident(intent.incident_id, intent.turn_id)
             inc.machine = IncidentMachine(model=inc, state_field="state", listeners=list(self._listeners))
         inc.revision += 1
+        inc.replayed = intent.transition == "restore"
         inc.condition = intent.condition
         inc.category = intent.category
         inc.recovery = intent.condition.recovery if intent.transition != "warn" else Recovery.CONFIRMED_ATTEMPT
@@ -623,8 +634,11 @@ class SessionLedger:
         else:
             self._active.pop(inc.id, None)
             inc.machine = None
-        if intent.supersedes is not None:
-            old = self._active.pop(intent.supersedes, None)
+        older = [intent.supersedes] if intent.supersedes is not None else []
+        if inc.replayed:
+            older = [i.id for i in self._active.values() if i.replayed and i is not inc]
+        for old_id in older:
+            old = self._active.pop(old_id, None)
             if old is not None and old.machine is not None:
                 old.machine.send("superseded")
                 old.machine = None

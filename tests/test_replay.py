@@ -151,3 +151,29 @@ def test_history_entries_from_raw_transcript_lines() -> None:
     assert history_entry({"type": "attachment"}) is None
     assert history_entry({"type": "assistant", "message": "garbage"}) is None
     assert history_entry({**raw, "isSidechain": True}).top_level is False  # type: ignore[union-attr]
+
+
+def test_a_long_history_may_stream_in_chunks_with_the_same_result() -> None:
+    history = [
+        user("u1"),
+        assistant("m1", LIMIT, "<synthetic>"),
+        user("u2"),
+        assistant("m2", "Recovered"),
+        user("u3"),
+        assistant("m3", LIMIT, "<synthetic>"),
+        user("u4"),
+        assistant("m4", "You've reached your weekly limit", "<synthetic>"),
+    ]
+    whole = replay(history)
+    for size in (1, 2, 3):
+        s = Session()
+        for i in range(0, len(history), size):
+            s.feed(load_history(history[i : i + size]))
+        assert [m.to_jsonrpc() for m in s.sent] == [m.to_jsonrpc() for m in whole.sent]
+        assert s.active_ids == whole.active_ids == ["u4:error"]
+
+
+def test_two_limits_after_one_prompt_get_distinct_ids() -> None:
+    s = replay([user("u1"), assistant("m1", LIMIT, "<synthetic>"), assistant("m2", LIMIT, "<synthetic>")])
+    assert [r.id for r in s.records] == ["u1:error", "s1:history-error:m2"]
+    assert s.active_ids == ["s1:history-error:m2"]
