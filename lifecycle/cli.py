@@ -92,19 +92,28 @@ _DELEGATED: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _run_module(module: str, argv: list[str]) -> int:
+    from importlib import import_module
+
+    mod = import_module(f"lifecycle.{module}")
+    code: int = mod.cli_main(argv)
+    return code
+
+
 def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from importlib import import_module
-
-        mod = import_module(f"lifecycle.{module}")
-        code: int = mod.cli_main(list(args.argv))
-        return code
+        return _run_module(module, list(args.argv))
 
     return run
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    # A delegated command parses its own options (argparse.REMAINDER would not pass "--x" on).
+    for name, module, _ in _DELEGATED:
+        if args_list[:1] == [name]:
+            return _run_module(module, args_list[1:])
+    args = build_parser().parse_args(args_list)
     code: int = args.func(args)
     return code
 

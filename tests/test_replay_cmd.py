@@ -1,0 +1,116 @@
+"""``lifecycle replay`` on the real CLI's transcripts (shared/fixtures/claude-cli-2.1.332)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from lifecycle.replay_cmd import find_transcript, replay_lines, replay_transcript
+
+TRANSCRIPTS = sorted(FIXTURES.glob("*.transcript.jsonl"))
+USAGE_LIMIT = {"usage_limit_gateway": "You've hit your 5-hour limit · resets 4:06pm (UTC)"}
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "lifecycle"
+    return subprocess.run([str(exe), "replay", *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_every_recorded_transcript_is_covered() -> None:
+    assert len(TRANSCRIPTS) >= 25
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name.removesuffix(".transcript.jsonl"))
+def test_replay_restores_only_usage_limits_with_the_clis_own_text(path: Path) -> None:
+    scenario = path.name.removesuffix(".transcript.jsonl")
+    res = run(str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    view = json.loads(res.stdout)
+    assert view["malformed"] == 0 and view["parsed"] >= 2
+    if scenario in USAGE_LIMIT:
+        (r,) = view["records"]
+        rec = r["record"]
+        assert (rec["category"], rec["severity"], rec["actions"], rec["title"]) == (
+            "limit",
+            "error",
+            [],
+            USAGE_LIMIT[scenario],
+        )
+        assert r["carrier"] == "session_info_update"
+        # the turn id is the uuid of the preceding user message, as in the live turn
+        prompts = [json.loads(x) for x in path.read_text().splitlines() if '"type":"user"' in x]
+        assert rec["id"] == f"{prompts[0]['uuid']}:error"
+        assert view["active"] == [{"id": rec["id"], "recovery": "real_model_answer"}]
+    else:
+        assert view["records"] == [] and view["active"] == []
+
+
+def test_the_terminal_view_is_plain_when_piped() -> None:
+    res = run(str(FIXTURES / "usage_limit_gateway.transcript.jsonl"))
+    assert res.returncode == 0
+    assert "\x1b[" not in res.stdout
+    assert "You've hit your 5-hour limit" in res.stdout and "until real_model_answer" in res.stdout
+    forced = run(str(FIXTURES / "usage_limit_gateway.transcript.jsonl"), "--color", "always")
+    assert "\x1b[31m" in forced.stdout
+
+
+def test_legacy_replay_restores_no_typed_record() -> None:
+    view = replay_transcript(FIXTURES / "usage_limit_gateway.transcript.jsonl", negotiated=False)
+    assert view.records == [] and view.active == []
+
+
+def test_session_lookup_under_the_claude_config_dir(tmp_path: Path) -> None:
+    src = FIXTURES / "usage_limit_gateway.transcript.jsonl"
+    project = tmp_path / "home" / "user" / "project"
+    encoded = "-" + str(project).strip("/").replace("/", "-").replace("_", "-").replace(".", "-")
+    folder = tmp_path / "cfg" / "projects" / encoded
+    folder.mkdir(parents=True)
+    (folder / "ee6c8547-9018-40c3-93e8-c7032354843e.jsonl").write_bytes(src.read_bytes())
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    res = run("--session", "ee6c8547-9018-40c3-93e8-c7032354843e", "--dir", str(project), "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    assert len(json.loads(res.stdout)["records"]) == 1
+    assert run("--session", "../../etc/passwd", "--json", env=env).returncode == 2
+    with pytest.raises(FileNotFoundError):
+        find_transcript("nope", str(project))
+
+
+def test_truncated_last_line_bom_crlf_and_garbage_are_survived(tmp_path: Path) -> None:
+    raw = (FIXTURES / "usage_limit_gateway.transcript.jsonl").read_bytes()
+    lines = raw.splitlines()
+    body = b"\xef\xbb\xbf" + b"\r\n".join(lines) + b'\r\n{"type":"user","uuid":"x","message":{"content":"tr'
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(body + b"\n\xff\xfe\x00\n")
+    view = replay_transcript(path)
+    assert view.malformed == 1 and len(view.records) == 1
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert replay_transcript(path).records == []
+
+
+def _synthetic_transcript(copies: int) -> list[bytes]:
+    base = (FIXTURES / "usage_limit_gateway.transcript.jsonl").read_bytes().splitlines()
+    return [line for _ in range(copies) for line in base]
+
+
+def test_memory_stays_bounded_as_the_transcript_grows() -> None:
+    def peak(copies: int) -> int:
+        one = _synthetic_transcript(1)
+        tracemalloc.start()
+        view = replay_lines((line for _ in range(copies) for line in one), "s")
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert view.lines == copies * len(one) and len(view.records) == copies
+        return top
+
+    small, large = peak(5), peak(50)
+    assert large < 2 * small + 512 * 1024
