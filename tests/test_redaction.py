@@ -214,9 +214,7 @@ def test_fast_path_is_sound(text: str) -> None:
     st.sampled_from(ALL_LEGIT),
     st.sampled_from([" ", "\n", " — ", " · ", "\r\n", "\t"]),
 )
-def test_legit_text_around_a_secret_survives(
-    before: str, case: tuple[SecretShape, str], after: str, sep: str
-) -> None:
+def test_legit_text_around_a_secret_survives(before: str, case: tuple[SecretShape, str], after: str, sep: str) -> None:
     shape, secret = case
     text = before + sep + secret + sep + after
     out = _assert_marker_gone(shape, text)
