@@ -51,11 +51,19 @@ def text_of(content: object) -> str:
     """The text of a message's ``content`` (a string, or a list of blocks with ``text``)."""
     if isinstance(content, str):
         return content
-    if not isinstance(content, Sequence) or isinstance(content, (bytes, bytearray)):
+    # ``list``/``dict`` first: the common case, and far cheaper than the ABC checks.
+    if not isinstance(content, (list, tuple)) and (
+        not isinstance(content, Sequence) or isinstance(content, (bytes, bytearray))
+    ):
         return ""
+    if len(content) == 1:
+        block = content[0]
+        if isinstance(block, dict) and block.get("type", "text") == "text":
+            text = block.get("text")
+            return text if isinstance(text, str) else ""
     parts: list[str] = []
     for block in content:
-        if isinstance(block, Mapping):
+        if isinstance(block, (dict, Mapping)):
             if block.get("type", "text") == "text" and isinstance(block.get("text"), str):
                 parts.append(block["text"])
         else:
@@ -118,7 +126,7 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
         return _system(line.get("subtype"), line)
     if kind == "assistant":
         message = line.get("message")
-        if not isinstance(message, Mapping):
+        if not isinstance(message, (dict, Mapping)):
             raise MalformedMessage("assistant message without a message object")
         return Assistant(
             text=text_of(message.get("content")),
