@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import random
+import sys
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -31,8 +32,10 @@ from acp.schema import (
 )
 
 from lifecycle import (
+    Action,
     ApiRetry,
     Assistant,
+    Category,
     ClientProjection,
     PendingDeliveryError,
     PromptResponseOut,
@@ -41,6 +44,7 @@ from lifecycle import (
     RuntimeReplaced,
     SessionFailure,
     SessionLedger,
+    Severity,
     read_record,
 )
 from lifecycle.acp import (
@@ -257,7 +261,7 @@ def test_prompt_response_record_keeps_the_quota_key() -> None:
 
 
 def test_attach_to_response_and_with_meta_never_clobber() -> None:
-    record = SessionFailure(id="t:error", revision=1, category="limit", severity="error", title=LIMIT)
+    record = SessionFailure(id="t:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title=LIMIT)
     base = PromptResponse(stop_reason="max_tokens", field_meta={"quota": {"left": 1}, "jetbrains": {"x": 1}})
     attached = attach_to_response(base, record)
     assert attached.stop_reason == "end_turn"
@@ -277,7 +281,14 @@ def test_attach_to_response_and_with_meta_never_clobber() -> None:
 
 
 def test_attached_response_survives_the_wire() -> None:
-    record = SessionFailure(id="t:error", revision=3, category="service", severity="error", title="x", actions=["retry"])
+    record = SessionFailure(
+        id="t:error",
+        revision=3,
+        category=Category.SERVICE,
+        severity=Severity.ERROR,
+        title="x",
+        actions=(Action.RETRY,),
+    )
 
     class Handwritten(GlueAgent):
         async def prompt(self, session_id: str, prompt: list[Any], **kw: Any) -> PromptResponse:
@@ -297,7 +308,7 @@ def test_attached_response_survives_the_wire() -> None:
 
 
 def test_session_info_update_meta_survives_both_models() -> None:
-    record = SessionFailure(id="s:e:1", revision=1, category="connection", severity="error", title="lost")
+    record = SessionFailure(id="s:e:1", revision=1, category=Category.CONNECTION, severity=Severity.ERROR, title="lost")
     future = {"nested": [1, None, True]}
 
     class Sender(GlueAgent):
@@ -525,3 +536,133 @@ def test_example_embed_acp_main() -> None:
     (entry,) = seen.entries
     assert entry.carrier == "prompt_response" and entry.record is not None
     assert (entry.record.category.value, entry.record.title, entry.record.actions) == ("limit", module.LIMIT, ())
+
+
+# ------------------------------------------------------------------ the reference agent, fast
+#
+# ``lifecycle.acp_agent`` over the same in-memory pair, with a stand-in for ``ClaudeSDKClient``
+# (the SDK's real message classes, no CLI process). The real CLI runs in tests/e2e/test_acp_e2e.py.
+
+
+class FakeClaude:
+    """Answers every prompt with one real-model text; ``connect`` can be made to fail."""
+
+    def __init__(self, options: Any, *, fail_connect: bool = False) -> None:
+        self.options = options
+        self.fail_connect = fail_connect
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.sent: list[dict[str, Any]] = []
+
+    async def connect(self) -> None:
+        if self.fail_connect:
+            from claude_agent_sdk import CLIConnectionError
+
+            raise CLIConnectionError("Claude Code not found at /nowhere/claude")
+
+    async def disconnect(self) -> None:
+        self.queue.put_nowait(None)
+
+    async def receive_messages(self) -> Any:
+        while (message := await self.queue.get()) is not None:
+            yield message
+
+    async def query(self, prompt: Any) -> None:
+        from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
+
+        async for message in prompt:
+            self.sent.append(message)
+        self.queue.put_nowait(AssistantMessage(content=[TextBlock(text="hello")], model="claude-opus-5-5"))
+        self.queue.put_nowait(
+            ResultMessage(
+                subtype="success",
+                duration_ms=1,
+                duration_api_ms=1,
+                is_error=False,
+                num_turns=1,
+                session_id="x",
+                result="hello",
+                stop_reason="end_turn",
+            )
+        )
+
+    async def interrupt(self) -> None:
+        return None
+
+
+def test_agent_replaces_a_runtime_that_failed_to_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lifecycle.acp_agent import ClaudeAcpAgent
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
+
+    clients: list[FakeClaude] = []
+
+    def factory(options: Any) -> Any:
+        clients.append(FakeClaude(options, fail_connect=not clients))  # only the first one fails
+        return clients[-1]
+
+    agent = ClaudeAcpAgent(client_factory=factory)
+
+    async def go() -> tuple[Wire, str, PromptResponse, PromptResponse]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        sid = await wire.open()
+        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
+        second = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("two")])
+        return wire, sid, first, second
+
+    wire, sid, first, second = run(go())
+    assert first.field_meta is not None
+    record = read_record(first.field_meta)
+    assert record is not None and first.stop_reason == "end_turn"
+    assert (record.category, record.actions) == (Category.CONNECTION, (Action.NEW_SESSION,))
+    assert "nowhere" not in record.title  # raw exception text never becomes a title
+    assert second.stop_reason == "end_turn" and second.field_meta is None
+    # the first runtime asked for the new session id, the replacement for the same id again
+    assert [c.options.session_id for c in clients] == [sid, sid]
+    assert clients[1].sent[0]["uuid"] != record.id.removesuffix(":error")  # a fresh turn id
+    ledger = agent._sessions[sid].publisher.ledger
+    assert (ledger.runtime, ledger.active) == (1, ())  # replaced: the connection incident recovered
+    assert [type(u).__name__ for _, u in wire.client.updates] == ["AgentMessageChunk"]
+
+
+def test_agent_rejects_unknown_sessions_and_empty_prompts() -> None:
+    from lifecycle.acp_agent import ClaudeAcpAgent
+
+    agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
+
+    async def go() -> list[int]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        sid = await wire.open()
+        codes = []
+        for session_id, text in (("nope", "hi"), (sid, "  ")):
+            with pytest.raises(RequestError) as info:
+                await wire.conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
+            codes.append(info.value.code)
+        with pytest.raises(RequestError) as info:
+            await wire.conn.authenticate(method_id="not-a-method")
+        codes.append(info.value.code)
+        return codes
+
+    assert run(go()) == [-32602, -32602, -32602]
+
+
+def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path) -> None:
+    from lifecycle.acp_agent import ClaudeAcpAgent
+
+    def agent_with(env: dict[str, str]) -> ClaudeAcpAgent:
+        return ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options), env=env)
+
+    async def authenticate(agent: ClaudeAcpAgent) -> int:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        await wire.open()
+        try:
+            await wire.conn.authenticate(method_id="claude-login")
+        except RequestError as err:
+            return err.code
+        return 0
+
+    empty = {"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)}
+    expected = 0 if sys.platform == "darwin" else -32000  # macOS: the keychain is not inspected
+    assert run(authenticate(agent_with(empty))) == expected
+    assert run(authenticate(agent_with({**empty, "ANTHROPIC_API_KEY": "sk-test"}))) == 0
+    (tmp_path / ".credentials.json").write_text("{}")
+    assert run(authenticate(agent_with(empty))) == 0

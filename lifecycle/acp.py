@@ -1,0 +1,324 @@
+"""ACP glue: the few typed helpers an existing Python ACP agent calls to embed the ledger.
+
+Needs the ``acp`` extra (``agent-client-protocol``); nothing in the core imports this module.
+
+Rules
+-----
+* Negotiation reads the ``initialize`` request's ``ClientCapabilities`` (its ``_meta`` is the
+  model's ``field_meta``); it never raises (:func:`negotiate_client`).
+* ``_meta`` is merged, never replaced: a record is attached beside whatever else an agent already
+  carries there (a ``quota`` key, another vendor's namespace). Models are rebuilt from their
+  by-alias dump, so unknown ``_meta`` keys survive the SDK's pydantic models.
+* :class:`SessionPublisher` is the ledger's plan -> deliver -> commit loop over an ACP connection:
+  ``feed`` plans, each planned message is sent, then ``delivered``/``delivery_failed`` is
+  reported. A send that raises commits nothing, so the next qualifying event republishes with no
+  revision gap. One ``asyncio.Lock`` per session serialises every feeder (SDK consumer, auth
+  watcher, replay) from ``feed`` to the last send.
+* The outcome of a prompt comes from the ledger, never from the agent: a ``PromptResponseOut``
+  becomes the :class:`acp.schema.PromptResponse` the handler returns, a ``PromptErrorOut`` the
+  :class:`acp.RequestError` it raises (:meth:`SessionPublisher.outcome`).
+
+Awkwardness, admitted: a ``PromptResponse`` is not sent by the publisher but returned by the
+agent's ``prompt`` handler. It counts as delivered when it is handed to a handler still waiting
+for it; if that handler is gone (cancelled), it counts as failed.
+
+Embedding takes a handful of lines (``examples/embed_acp.py`` is the tested version)::
+
+    negotiated = negotiate_client(client_capabilities)            # in initialize
+    caps = advertise(AgentCapabilities(load_session=True), negotiated)
+    pub = SessionPublisher(conn, SessionLedger(sid, negotiated=negotiated, epoch=new_epoch()))
+    await pub.feed(PromptStarted(turn_id))                         # in prompt
+    ...  # await pub.feed(from_sdk_message(msg)) for every message
+    return await pub.outcome(turn_id)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import secrets
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from acp import RequestError
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    PromptResponse,
+    SessionInfoUpdate,
+    SessionNotification,
+)
+
+from .events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
+from .ledger import SessionLedger
+from .negotiation import agent_capabilities_meta, negotiate
+from .wire import SessionFailure, attach_record
+
+__all__ = [
+    "SessionPublisher",
+    "UpdateSink",
+    "acp_update",
+    "advertise",
+    "attach_to_response",
+    "merge_meta",
+    "negotiate_client",
+    "new_epoch",
+    "prompt_error",
+    "prompt_response",
+    "session_info_update",
+    "with_meta",
+]
+
+
+class UpdateSink(Protocol):
+    """What the publisher sends through: ``acp.agent.connection.AgentSideConnection`` fits."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None: ...
+
+
+# ------------------------------------------------------------------ negotiation
+
+
+def negotiate_client(client_capabilities: ClientCapabilities | Mapping[str, Any] | None) -> bool:
+    """True when the ``initialize`` request's client capabilities negotiate ``sessionFailure``.
+
+    Accepts the SDK model (``_meta`` is ``field_meta``), the raw JSON object, or None (legacy).
+    Never raises.
+    """
+    if client_capabilities is None:
+        return False
+    return negotiate(client_capabilities)
+
+
+def advertise(capabilities: AgentCapabilities | None, negotiated: bool) -> AgentCapabilities:
+    """``capabilities`` with ``sessionFailure`` advertised under ``_meta.jetbrains.air`` when
+    ``negotiated``; every field and ``_meta`` key already set is kept.
+
+    Args:
+        capabilities: the agent's own capabilities (None: the SDK defaults).
+        negotiated: the result of :func:`negotiate_client`; False advertises nothing new.
+
+    Returns:
+        A new model; fields that were set explicitly stay explicitly set (so they are sent).
+    """
+    base = capabilities if capabilities is not None else AgentCapabilities()
+    data = base.model_dump(by_alias=True, exclude_unset=True)
+    extension = agent_capabilities_meta(negotiated)
+    if extension:
+        data["_meta"] = merge_meta(data.get("_meta"), extension)
+    return AgentCapabilities.model_validate(data)
+
+
+def new_epoch() -> str:
+    """A random epoch token for one adapter session (``session/new`` or ``session/load``)."""
+    return secrets.token_hex(8)
+
+
+# ------------------------------------------------------------------ _meta
+
+
+def merge_meta(base: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A deep copy of ``base`` with ``extra`` merged in.
+
+    Objects merge key by key at every level; for any other value ``extra`` wins, except two
+    lists, which are united in order (so ``capabilities`` arrays keep both sides' entries).
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(base)) if base else {}
+    for key, value in (extra or {}).items():
+        current = out.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            out[key] = merge_meta(current, value)
+        elif isinstance(current, list) and isinstance(value, list):
+            out[key] = current + [copy.deepcopy(v) for v in value if v not in current]
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _rebuild_response(response: PromptResponse, **fields: Any) -> PromptResponse:
+    # Rebuilt from the by-alias dump (exclude_unset) so what was set stays set -- the SDK sends
+    # responses with ``exclude_unset`` -- and unknown ``_meta`` keys are carried over.
+    data = response.model_dump(by_alias=True, exclude_unset=True)
+    data.update(fields)
+    return PromptResponse.model_validate(data)
+
+
+def attach_to_response(response: PromptResponse | None, record: SessionFailure) -> PromptResponse:
+    """``response`` carrying ``record`` (spec: "Delivery surfaces"): ``stopReason: end_turn`` and
+    the record at ``_meta.jetbrains.air.sessionFailure``; other ``_meta`` keys are kept."""
+    if response is None:
+        return PromptResponse(stop_reason="end_turn", field_meta=attach_record(None, record))
+    return _rebuild_response(response, stopReason="end_turn", _meta=attach_record(response.field_meta, record))
+
+
+def with_meta(response: PromptResponse, meta: Mapping[str, Any]) -> PromptResponse:
+    """``response`` with the agent's own ``meta`` (e.g. ``{"quota": ...}``) merged into ``_meta``.
+
+    A record already attached stays: the agent's keys never replace ``jetbrains.air``.
+    """
+    current = response.field_meta or {}
+    merged = merge_meta(meta, current)  # the response's own keys (the record) win
+    return _rebuild_response(response, _meta=merged)
+
+
+def prompt_response(out: PromptResponseOut, *, meta: Mapping[str, Any] | None = None) -> PromptResponse:
+    """The ``PromptResponse`` a handler returns for the ledger's ``out``.
+
+    Args:
+        out: the ledger's settlement of the turn.
+        meta: the agent's own ``_meta`` for the response (kept beside a record).
+    """
+    combined: dict[str, Any] | None
+    if out.record is not None:
+        combined = attach_record(meta, out.record)
+    elif out.meta is not None:
+        combined = merge_meta(meta, out.meta)
+    else:
+        combined = dict(meta) if meta else None
+    # ``stopReason`` is validated by the SDK model (the ledger only plans ACP stop reasons).
+    data: dict[str, Any] = {"stopReason": out.stop_reason}
+    if combined is not None:
+        data["_meta"] = combined
+    return PromptResponse.model_validate(data)
+
+
+def prompt_error(out: PromptErrorOut) -> RequestError:
+    """The legacy JSON-RPC error (``-32603`` / ``-32000``) a handler raises for ``out``."""
+    return RequestError(out.code, out.message, out.data)
+
+
+def session_info_update(record: SessionFailure, *, meta: Mapping[str, Any] | None = None) -> SessionInfoUpdate:
+    """The ``session_info_update`` that carries ``record`` (``_meta`` merged with ``meta``)."""
+    return SessionInfoUpdate(session_update="session_info_update", field_meta=attach_record(meta, record))
+
+
+def acp_update(update: Mapping[str, Any]) -> Any:
+    """The SDK model of one ``session/update`` ``update`` object (any ``sessionUpdate`` kind).
+
+    Raises:
+        pydantic.ValidationError: ``update`` is not a valid ACP update.
+    """
+    # Validated through the notification so the SDK's own discriminated union picks the model.
+    return SessionNotification.model_validate({"sessionId": "-", "update": dict(update)}).update
+
+
+# ------------------------------------------------------------------ the publisher
+
+
+class _Undeliverable(Exception):
+    """A prompt settlement with no handler waiting for it."""
+
+
+class SessionPublisher:
+    """Sends one session's planned messages through an ACP connection.
+
+    Args:
+        conn: the agent's connection (anything with ``session_update``, see :class:`UpdateSink`).
+        ledger: the session's ledger.
+        response_meta: the agent's own ``_meta`` for every ``PromptResponse`` (e.g. a quota
+            report); merged, never replacing a record.
+
+    Every :meth:`feed` holds the session's lock from the ledger's ``feed`` to the last send, so
+    concurrent feeders never interleave and revisions reach the client in order.
+    """
+
+    __slots__ = ("_conn", "_ledger", "_lock", "_response_meta", "_turns", "failed_sends")
+
+    def __init__(
+        self,
+        conn: UpdateSink,
+        ledger: SessionLedger,
+        *,
+        response_meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._conn = conn
+        self._ledger = ledger
+        self._lock = asyncio.Lock()
+        self._response_meta = dict(response_meta) if response_meta else None
+        self._turns: dict[str, asyncio.Future[PromptResponse]] = {}
+        #: how many planned sends failed (their content was not committed)
+        self.failed_sends = 0
+
+    @property
+    def ledger(self) -> SessionLedger:
+        return self._ledger
+
+    @property
+    def session_id(self) -> str:
+        return self._ledger.session_id
+
+    async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
+        """Feed ``event`` to the ledger and send what it planned, in order.
+
+        Args:
+            event: the lifecycle event.
+            runtime: the generation of the runtime that produced an SDK event (stale ones are
+                refused by the ledger).
+
+        Returns:
+            False when the ledger refused the event (a stale runtime).
+
+        Raises:
+            lifecycle.errors.LocalProtocolError: the ledger rejected the event (e.g. a second
+                concurrent prompt); nothing was planned.
+        """
+        async with self._lock:
+            if isinstance(event, PromptStarted):
+                # Registered first so the settlement always finds its waiter.
+                self._turns[event.turn_id] = asyncio.get_running_loop().create_future()
+                try:
+                    accepted = self._ledger.feed(event, runtime=runtime)
+                except BaseException:
+                    self._turns.pop(event.turn_id, None)
+                    raise
+            else:
+                accepted = self._ledger.feed(event, runtime=runtime)
+            await self._drain()
+            return accepted
+
+    async def outcome(self, turn_id: str) -> PromptResponse:
+        """Wait for the ledger to settle ``turn_id``; the handler's return value.
+
+        Raises:
+            acp.RequestError: the legacy JSON-RPC error the ledger settled the turn with.
+            KeyError: no ``PromptStarted(turn_id)`` was fed through this publisher.
+        """
+        future = self._turns[turn_id]
+        try:
+            return await future
+        finally:
+            self._turns.pop(turn_id, None)
+
+    # -------------------------------------------------------------- internals
+
+    async def _drain(self) -> None:
+        ledger = self._ledger
+        while (out := ledger.next_outbound()) is not None:
+            try:
+                await self._deliver(out)
+            except asyncio.CancelledError:
+                # The feeder was cancelled mid-send: nothing it was sending is committed, and the
+                # rest of the plan is reported failed too, so the ledger stays consistent.
+                ledger.delivery_failed()
+                self.failed_sends += 1
+                while ledger.next_outbound() is not None:
+                    ledger.delivery_failed()
+                    self.failed_sends += 1
+                raise
+            except Exception:
+                ledger.delivery_failed()
+                self.failed_sends += 1
+            else:
+                ledger.delivered()
+
+    async def _deliver(self, out: Outbound) -> None:
+        if isinstance(out, SessionUpdateOut):
+            await self._conn.session_update(out.session_id, acp_update(out.update))
+            return
+        future = self._turns.get(out.turn_id)
+        if future is None or future.done():
+            raise _Undeliverable(out.turn_id)
+        if isinstance(out, PromptResponseOut):
+            future.set_result(prompt_response(out, meta=self._response_meta))
+        else:
+            future.set_exception(prompt_error(out))
