@@ -405,7 +405,9 @@ def _check_reset_time(run: CliRun) -> None:
     """The usage-limit text names the reset time the server sent, in UTC."""
     reset = int(run.message_requests[0].reply_headers["anthropic-ratelimit-unified-reset"])
     when = dt.datetime.fromtimestamp(reset, dt.UTC)
-    hhmm = f"{when.hour % 12 or 12}:{when.minute:02d}{'am' if when.hour < 12 else 'pm'}"
+    # The CLI leaves the minutes out on the hour ("resets 6pm (UTC)").
+    minutes = f":{when.minute:02d}" if when.minute else ""
+    hhmm = f"{when.hour % 12 or 12}{minutes}{'am' if when.hour < 12 else 'pm'}"
     assert run.result is not None
     assert run.result.result == f"You've hit your 5-hour limit · resets {hhmm} (UTC)"
     (event,) = [m for m in run.messages if type(m).__name__ == "RateLimitEvent"]
