@@ -30,6 +30,7 @@ __all__ = [
     "classify_result",
     "condition",
     "is_usage_limit_text",
+    "refine_terminal",
     "render_conditions_markdown",
     "retry_condition",
     "stop_reason_for",
@@ -129,6 +130,14 @@ _ROWS: tuple[Condition, ...] = (
     _row("missing_result", "query ended without a result", _S, _RETRY, _ATTEMPT, note="internal invariant"),
     _row("internal_error", "adapter internal error", _S, _RETRY, _ATTEMPT, note="recoverable"),
     # --- connection: lost transport, stopped worker, unavailable runtime
+    _row(
+        "api_connection_failed",
+        "terminal error after `api_retry` without an HTTP response",
+        _C,
+        _RETRY,
+        _ATTEMPT,
+        note="the API was unreachable, not failing",
+    ),
     _row("query_error", "SDK query iterator threw", _C, _NEW, _RUNTIME),
     _row("worker_shutdown", "`worker_shutting_down` then EOF", _C, _NEW, _RUNTIME),
     # --- warnings: the operation may still succeed
@@ -224,6 +233,18 @@ def classify_result(subtype: object, terminal_reason: object) -> Condition:
     if isinstance(subtype, str) and subtype in _RESULT_SUBTYPES:
         return CONDITIONS[subtype]
     return CONDITIONS["error_result"]
+
+
+#: Provider error kinds the CLI reports for an API it could not reach at all.
+_UNREACHABLE_KINDS = frozenset({"server_error", "unknown", "unrecognized_error"})
+
+
+def refine_terminal(row: Condition, api_error_status: object, retried_without_response: bool) -> Condition:
+    """A provider error that came with no HTTP status, after retries that got no response, is a
+    connection failure (the CLI reports ``server_error`` for ECONNREFUSED/ECONNRESET)."""
+    if retried_without_response and api_error_status is None and row.key in _UNREACHABLE_KINDS:
+        return CONDITIONS["api_connection_failed"]
+    return row
 
 
 def retry_condition(error_status: object, kind: object) -> tuple[Condition, Category]:

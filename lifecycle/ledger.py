@@ -43,6 +43,7 @@ from .conditions import (
     classify_assistant_error,
     classify_result,
     is_usage_limit_text,
+    refine_terminal,
     retry_condition,
     stop_reason_for,
 )
@@ -144,12 +145,13 @@ _Intent = _Publish | _Forward | _Settle | _Reject | _Recover
 
 
 class _Turn:
-    __slots__ = ("answered", "failure", "settled", "turn_id")
+    __slots__ = ("answered", "failure", "no_response", "settled", "turn_id")
 
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
         self.settled = False
         self.answered = False
+        self.no_response = False  # an api_retry of this turn got no HTTP response
         self.failure: tuple[Condition, str] | None = None
 
 
@@ -357,6 +359,7 @@ class SessionLedger:
         if current is not None and current.state != "retrying":
             self._note("api_retry_after_terminal_failure", incident_id=incident_id)
             return
+        turn.no_response = turn.no_response or ev.error_status is None
         if not self._negotiated:
             return  # legacy: retry progress was never shown
         row, category = retry_condition(ev.error_status, ev.error)
@@ -397,6 +400,7 @@ class SessionLedger:
             cond, text = turn.failure
             if cond.key == "invalid_request" and ev.terminal_reason == "prompt_too_long":
                 cond = CONDITIONS["context_limit"]
+            cond = refine_terminal(cond, ev.api_error_status, turn.no_response)
             self._settle_failure(turn, cond, claude_text(text, ev.result, list(ev.errors)), "error_result")
             self._expect_result_error = True
             return

@@ -125,9 +125,10 @@ EXPECTED: dict[str, tuple[str, list[str], str] | None] = {
     "http413": ("request", [], "re:Request too large \\(max 32MB\\)\\. .*"),
     "http400_prompt_too_long": ("limit", ["new_session"], "re:Prompt is too long · .*"),
     "max_tokens": ("limit", [], "re:API Error: Claude's response exceeded the 128000 output token maximum\\. .*"),
-    "conn_refused": ("service", ["retry"], "re:API Error: Connection refused .*"),
-    "conn_closed": ("service", ["retry"], "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*"),
-    "sse_truncated": ("service", ["retry"], "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*"),
+    # server_error with no HTTP status after retries that got no response: the API was unreachable
+    "conn_refused": ("connection", ["retry"], "re:API Error: Connection refused .*"),
+    "conn_closed": ("connection", ["retry"], "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*"),
+    "sse_truncated": ("connection", ["retry"], "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*"),
     "max_turns": ("limit", [], "Reached maximum number of turns (2)"),
     "max_budget": ("limit", ["new_session"], "Reached maximum budget ($0.01)"),
 }

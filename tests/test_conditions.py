@@ -33,6 +33,7 @@ SPEC_CATEGORIES = {
     "unknown": Category.SERVICE,
     "internal_error": Category.SERVICE,
     "api_retry_no_response": Category.CONNECTION,
+    "api_connection_failed": Category.CONNECTION,
     "query_error": Category.CONNECTION,
     "worker_shutdown": Category.CONNECTION,
     "model_fallback": Category.UNKNOWN,
@@ -149,3 +150,13 @@ def test_the_readme_table_is_rendered_from_the_data() -> None:
     for key in CONDITIONS:
         assert f"`{key}`" in table
     assert table.count("\n") == len(CONDITIONS) + 2
+
+
+def test_an_unreachable_api_is_a_connection_failure_only_with_the_evidence() -> None:
+    from lifecycle.conditions import refine_terminal
+
+    server_error = CONDITIONS["server_error"]
+    assert refine_terminal(server_error, None, True).key == "api_connection_failed"
+    assert refine_terminal(server_error, 500, True) is server_error  # the API answered
+    assert refine_terminal(server_error, None, False) is server_error  # no retry evidence
+    assert refine_terminal(CONDITIONS["rate_limit"], None, True).key == "rate_limit"
