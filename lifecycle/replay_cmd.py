@@ -36,13 +36,11 @@ try:  # orjson parses the few lines that matter faster; the standard library is 
 except ImportError:  # pragma: no cover - depends on the environment
     _loads = json.loads
 
-# Only user and assistant messages can matter (compact JSON, as the CLI writes it; a spaced
-# variant is accepted too for hand-written files).
-_MARKERS = (b'"type":"user"', b'"type":"assistant"', b'"type": "user"', b'"type": "assistant"')
-
-
-def _may_matter(raw: bytes) -> bool:
-    return any(m in raw for m in _MARKERS)
+# Structural markers. Inside a JSON string every quote is escaped, so an unescaped
+# ``"type":"tool_result"`` can only be JSON structure, never text someone typed.
+_KIND = re.compile(rb'"type": ?"(user|assistant)"')
+_NOT_A_PROMPT = re.compile(rb'"type": ?"tool_result"|"isMeta": ?true|"isSidechain": ?true')
+_SYNTHETIC = re.compile(rb'"model": ?"<synthetic>"')
 
 
 @dataclass
@@ -74,10 +72,18 @@ def replay_lines(
     negotiated: bool = True,
     on_message: Callable[[int, Outbound], None] | None = None,
 ) -> ReplayView:
-    """Stream raw transcript lines (bytes) through a fresh ledger."""
+    """Stream raw transcript lines (bytes) through a fresh ledger.
+
+    Only what can change a record is parsed: a ``<synthetic>`` assistant message, the user prompt
+    that precedes it (its uuid is the turn id; the latest candidate is kept as bytes and parsed
+    only when a synthetic message needs it), and real answers while a replayed failure is active
+    (the proof of recovery). The records and the active set are exactly those of feeding every
+    message (``tests/test_replay_cmd.py`` checks it); text forwards are not part of this view.
+    """
     view = ReplayView(session_id=session_id)
     ledger = SessionLedger(session_id, negotiated=negotiated, epoch="replay")
     lineno = 0
+    prompt: tuple[int, bytes] | None = None  # the latest user line that may be a prompt
 
     def deliver(out: Outbound) -> None:
         if out.record is not None:
@@ -85,19 +91,35 @@ def replay_lines(
         if on_message is not None:
             on_message(lineno, out)
 
-    for lineno, raw in enumerate(lines, start=1):  # noqa: B007 - read by deliver()
-        if not _may_matter(raw):
-            continue
+    def feed(raw: bytes) -> None:
         try:
             obj = _loads(raw)
         except (ValueError, RecursionError):
             view.malformed += 1
-            continue
+            return
         entry = history_entry(obj) if isinstance(obj, dict) else None
-        if entry is None:
+        if entry is not None:
+            view.parsed += 1
+            ledger.process(load_history_entry(entry), deliver)
+
+    for lineno, raw in enumerate(lines, start=1):
+        kind = _KIND.search(raw)
+        if kind is None:
             continue
-        view.parsed += 1
-        ledger.process(load_history_entry(entry), deliver)
+        if kind.group(1) == b"user":
+            if _NOT_A_PROMPT.search(raw) is None:
+                prompt = (lineno, raw)
+            continue
+        if _SYNTHETIC.search(raw) is not None:
+            if prompt is not None:
+                at, lineno = lineno, prompt[0]
+                feed(prompt[1])
+                lineno, prompt = at, None
+            feed(raw)
+        elif ledger.active:
+            feed(raw)
+    if prompt is not None:
+        feed(prompt[1])  # counted as parsed like any other; it cannot publish a record
     view.lines = lineno
     view.active = [{"id": a.id, "recovery": a.recovery.value} for a in ledger.active]
     return view
