@@ -17,7 +17,7 @@ turned into a success.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import LifecycleError
@@ -115,42 +115,66 @@ def _result(
     )
 
 
+def _stream_system(line: Mapping[str, Any]) -> Event | None:
+    return _system(line.get("subtype"), line)
+
+
+def _stream_assistant(line: Mapping[str, Any]) -> Event:
+    message = line.get("message")
+    if not isinstance(message, (dict, Mapping)):
+        raise MalformedMessage("assistant message without a message object")
+    error = line.get("error")
+    model = message.get("model")
+    uuid = line.get("uuid")
+    return Assistant(
+        text=text_of(message.get("content")),
+        model=model if isinstance(model, str) else None,
+        error=error if isinstance(error, str) else None,
+        top_level=line.get("parent_tool_use_id") is None,
+        uuid=uuid if isinstance(uuid, str) else None,
+    )
+
+
+def _stream_result(line: Mapping[str, Any]) -> Event:
+    return _result(
+        line.get("subtype"),
+        line.get("is_error"),
+        line.get("result"),
+        line.get("errors"),
+        line.get("api_error_status"),
+        line.get("stop_reason"),
+        line.get("terminal_reason"),
+    )
+
+
+def _stream_auth_status(line: Mapping[str, Any]) -> Event | None:
+    authenticating = line.get("isAuthenticating")
+    if authenticating is True:
+        return None
+    return AuthStatus(ok=authenticating is False and not line.get("error"))
+
+
+# Only these types can matter; every other line (stream_event, user, rate_limit_event, ...) is
+# transcript traffic, dismissed by one dictionary miss on the hot path.
+_STREAM_TYPES: dict[object, Callable[[Mapping[str, Any]], Event | None]] = {
+    "system": _stream_system,
+    "assistant": _stream_assistant,
+    "result": _stream_result,
+    "auth_status": _stream_auth_status,
+}
+
+
 def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     """Translate one stream-json message (a parsed line) into an event, or None for traffic.
 
     Raises:
         MalformedMessage: a known type (``assistant``, ``result``, ``system``) with a wrong shape.
     """
-    kind = line.get("type")
-    if kind == "system":
-        return _system(line.get("subtype"), line)
-    if kind == "assistant":
-        message = line.get("message")
-        if not isinstance(message, (dict, Mapping)):
-            raise MalformedMessage("assistant message without a message object")
-        return Assistant(
-            text=text_of(message.get("content")),
-            model=_str(message.get("model")),
-            error=_str(line.get("error")),
-            top_level=line.get("parent_tool_use_id") is None,
-            uuid=_str(line.get("uuid")),
-        )
-    if kind == "result":
-        return _result(
-            line.get("subtype"),
-            line.get("is_error"),
-            line.get("result"),
-            line.get("errors"),
-            line.get("api_error_status"),
-            line.get("stop_reason"),
-            line.get("terminal_reason"),
-        )
-    if kind == "auth_status":
-        if line.get("isAuthenticating") is True:
-            return None
-        ok = line.get("isAuthenticating") is False and not line.get("error")
-        return AuthStatus(ok=ok)
-    return None
+    try:
+        translate = _STREAM_TYPES.get(line.get("type"))
+    except TypeError:  # an unhashable "type" value: not a known message
+        return None
+    return None if translate is None else translate(line)
 
 
 def from_sdk_message(message: object) -> Event | None:

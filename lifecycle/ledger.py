@@ -279,7 +279,7 @@ class SessionLedger:
             LocalProtocolError: the event cannot apply now (a second concurrent prompt, a turn id
                 whose failure is still active). The ledger is unchanged.
         """
-        if self.pending:
+        if self._head is not None or self._outbox:
             raise PendingDeliveryError(
                 f"{type(event).__name__} fed while {len(self._outbox) + (self._head is not None)} "
                 "planned send(s) await their outcome"
@@ -323,6 +323,8 @@ class SessionLedger:
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
         """Feed ``event`` and drain its sends through ``deliver`` (an exception = a failed send)."""
         accepted = self.feed(event, runtime=runtime)
+        if not self._outbox:
+            return accepted  # the common case: nothing to send
         while (out := self.next_outbound()) is not None:
             try:
                 deliver(out)
