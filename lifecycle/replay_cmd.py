@@ -14,15 +14,17 @@ transcript's bytes are request snapshots and attachments) before any JSON is par
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from .conditions import USAGE_LIMIT_PREFIXES
 from .events import Outbound
 from .ledger import SessionLedger
 from .replay import history_entry, load_history
@@ -41,6 +43,11 @@ except ImportError:  # pragma: no cover - depends on the environment
 _KIND = re.compile(rb'"type": ?"(user|assistant)"')
 _NOT_A_PROMPT = re.compile(rb'"type": ?"tool_result"|"isMeta": ?true|"isSidechain": ?true')
 _SYNTHETIC = re.compile(rb'"model": ?"<synthetic>"')
+# A synthetic message can only be a usage limit if one of the stable prefixes is in its bytes, or
+# if its text was written with \u escapes (then it is parsed to be sure).
+_MAY_BE_LIMIT = re.compile(b"|".join([re.escape(p.encode()) for p in USAGE_LIMIT_PREFIXES] + [rb"\\u"]))
+_TYPE_FIRST = b'{"type":"'
+_MESSAGE_TYPES = (b"user", b"assistant")
 
 
 @dataclass
@@ -103,6 +110,19 @@ def replay_lines(
             ledger.process(load_history_entry(entry), deliver)
 
     for lineno, raw in enumerate(lines, start=1):
+        if raw.startswith(_TYPE_FIRST):
+            # Most of a transcript's bytes are request snapshots whose type comes first: skip them
+            # without scanning.
+            end = raw.find(b'"', 9)
+            if raw[9:end] not in _MESSAGE_TYPES:
+                continue
+        else:
+            # Attachments (often large prompt snapshots) open with parentUuid, isSidechain and then
+            # the attachment object: skip them before scanning their bulk.
+            head = raw[:256]
+            at = head.find(b'"attachment":{')
+            if at != -1 and b'"message":' not in head[:at]:
+                continue
         kind = _KIND.search(raw)
         if kind is None:
             continue
@@ -111,6 +131,8 @@ def replay_lines(
                 prompt = (lineno, raw)
             continue
         if _SYNTHETIC.search(raw) is not None:
+            if _MAY_BE_LIMIT.search(raw) is None:
+                continue  # a synthetic message that cannot be a usage limit changes nothing
             if prompt is not None:
                 at, lineno = lineno, prompt[0]
                 feed(prompt[1])
@@ -136,13 +158,11 @@ def _carrier(out: Outbound) -> str:
     return "prompt_response" if type(out).__name__ == "PromptResponseOut" else "session_info_update"
 
 
-def _read_lines(stream: BinaryIO) -> Iterator[bytes]:
-    first = True
-    for raw in stream:
-        if first:
-            raw = raw.removeprefix(b"\xef\xbb\xbf")
-            first = False
-        yield raw.rstrip(b"\r\n")
+def _read_lines(stream: BinaryIO) -> Iterable[bytes]:
+    # Trailing "\r\n" is JSON whitespace: the parsers accept it, so lines are passed on as read.
+    # The file object itself is the iterator (no Python generator per line on the hot loop).
+    first = stream.readline()
+    return itertools.chain((first.removeprefix(b"\xef\xbb\xbf"),) if first else (), stream)
 
 
 def replay_transcript(path: Path, *, negotiated: bool = True, **kw: Any) -> ReplayView:
