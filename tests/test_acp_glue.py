@@ -526,7 +526,7 @@ def test_outcome_of_an_unknown_turn_is_a_key_error() -> None:
 
 
 def test_example_embed_acp_main() -> None:
-    path = ROOT / "examples" / "embed_acp.py"
+    path = ROOT / "lifecycle" / "examples" / "embed_acp.py"
     spec = importlib.util.spec_from_file_location("embed_acp_example", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
