@@ -47,6 +47,13 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _error_kind(value: object) -> str | None:
+    """The SDK error kind; a present value that is not a string is still a failure (degrades)."""
+    if value is None or isinstance(value, str):
+        return value
+    return "unrecognized"
+
+
 def text_of(content: object) -> str:
     """The text of a message's ``content`` (a string, or a list of blocks with ``text``)."""
     if isinstance(content, str):
@@ -129,7 +136,7 @@ def _stream_assistant(line: Mapping[str, Any]) -> Event:
     return Assistant(
         text=text_of(message.get("content")),
         model=model if isinstance(model, str) else None,
-        error=error if isinstance(error, str) else None,
+        error=_error_kind(error),
         top_level=line.get("parent_tool_use_id") is None,
         uuid=uuid if isinstance(uuid, str) else None,
     )
@@ -151,7 +158,8 @@ def _stream_auth_status(line: Mapping[str, Any]) -> Event | None:
     authenticating = line.get("isAuthenticating")
     if authenticating is True:
         return None
-    return AuthStatus(ok=authenticating is False and not line.get("error"))
+    # Success is exactly "not authenticating and no error": a garbled error value is not success.
+    return AuthStatus(ok=authenticating is False and line.get("error") in (None, ""))
 
 
 # Only these types can matter; every other line (stream_event, user, rate_limit_event, ...) is
@@ -185,7 +193,7 @@ def from_sdk_message(message: object) -> Event | None:
         return Assistant(
             text=text_of(getattr(message, "content", None)),
             model=_str(model),
-            error=_str(getattr(message, "error", None)),
+            error=_error_kind(getattr(message, "error", None)),
             top_level=getattr(message, "parent_tool_use_id", None) is None,
             uuid=_str(getattr(message, "uuid", None)),
         )

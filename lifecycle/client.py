@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .wire import Action, SessionFailure
+from .wire import AIR_VERSION, Action, SessionFailure
 
 __all__ = ["ClientProjection", "Entry"]
 
@@ -130,7 +130,10 @@ def _raw_record(meta: object) -> Mapping[str, Any] | None:
     air = jetbrains.get("air") if isinstance(jetbrains, Mapping) else None
     if not isinstance(air, Mapping):
         return None
-    rec = air.get("sessionFailure")
-    if not isinstance(rec, Mapping) or type(air.get("version")) is not int:
+    if "sessionFailure" not in air:
         return None
+    rec = air.get("sessionFailure")
+    version = air.get("version")
+    if not isinstance(rec, Mapping) or type(version) is not int or version < AIR_VERSION:
+        return {}  # present but unusable: counted as malformed
     return rec

@@ -183,6 +183,7 @@ class SessionLedger:
         "_negotiated",
         "_observer",
         "_outbox",
+        "_replay_ids",
         "_replay_prompt",
         "_replay_prompt_used",
         "_runtime",
@@ -223,6 +224,7 @@ class SessionLedger:
         self._last_record_id: str | None = None
         self._replay_prompt: str | None = None
         self._replay_prompt_used = False
+        self._replay_ids: set[str] = set()  # as small as the number of replayed failures
 
     # ------------------------------------------------------------------ read-only views
 
@@ -385,8 +387,8 @@ class SessionLedger:
             return
         if text:
             self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
-        if ev.synthetic:
-            return  # local-command answers ("No response requested.") prove nothing
+        if ev.synthetic or not ev.model:
+            return  # local-command answers ("No response requested.") and model-less text prove nothing
         turn = self._open_turn()
         if turn is not None:
             turn.answered = True
@@ -516,11 +518,14 @@ class SessionLedger:
                 continue
             if _is_replayed_limit(entry) and self._negotiated:
                 prompt = self._replay_prompt
-                if prompt and not self._replay_prompt_used and f"{prompt}:error" not in self._active:
-                    incident_id = f"{prompt}:error"
-                    self._replay_prompt_used = True
-                else:
+                incident_id = f"{prompt}:error" if prompt and not self._replay_prompt_used else None
+                if incident_id is None or incident_id in self._replay_ids or incident_id in self._active:
                     incident_id = f"{self._session_id}:history-error:{entry.uuid or self._next_seq()}"
+                    if incident_id in self._replay_ids:  # a corrupt history repeats a uuid
+                        incident_id = f"{self._session_id}:history-error:{self._next_seq()}"
+                else:
+                    self._replay_prompt_used = True
+                self._replay_ids.add(incident_id)
                 row = CONDITIONS["usage_limit"]
                 title, details = present(entry.text, "error_result")
                 self._outbox.append(_Publish(incident_id, prompt, row, row.category, title, details, "restore"))

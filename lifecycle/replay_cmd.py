@@ -40,9 +40,14 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 # Structural markers. Inside a JSON string every quote is escaped, so an unescaped
 # ``"type":"tool_result"`` can only be JSON structure, never text someone typed.
-_KIND = re.compile(rb'"type": ?"(user|assistant)"')
-_NOT_A_PROMPT = re.compile(rb'"type": ?"tool_result"|"isMeta": ?true|"isSidechain": ?true')
-_SYNTHETIC = re.compile(rb'"model": ?"<synthetic>"')
+# Any JSON spacing is accepted, and ``<synthetic>`` with ``<``/``>`` escaped (other JSON writers);
+# a line the patterns cannot decide because of other ``\u`` escapes is parsed to be sure.
+_KIND = re.compile(rb'"type"\s*:\s*"(user|assistant)"')
+_NOT_A_PROMPT = re.compile(rb'"type"\s*:\s*"tool_result"|"isMeta"\s*:\s*true|"isSidechain"\s*:\s*true')
+_SYNTHETIC = re.compile(rb'"model"\s*:\s*"(?:<synthetic>|\\u003[cC]synthetic\\u003[eE])"')
+_ESCAPE = b"\\u"
+#: User lines kept (as bytes) while looking for the prompt before a failure; then compacted.
+_MAX_CANDIDATES = 16
 # A synthetic message can only be a usage limit if one of the stable prefixes is in its bytes, or
 # if its text was written with \u escapes (then it is parsed to be sure).
 _MAY_BE_LIMIT = re.compile(b"|".join([re.escape(p.encode()) for p in USAGE_LIMIT_PREFIXES] + [rb"\\u"]))
@@ -90,7 +95,10 @@ def replay_lines(
     view = ReplayView(session_id=session_id)
     ledger = SessionLedger(session_id, negotiated=negotiated, epoch="replay")
     lineno = 0
-    prompt: tuple[int, bytes] | None = None  # the latest user line that may be a prompt
+    # User lines since the last prompt fed to the ledger, oldest first, and the latest one already
+    # known to be a prompt. A prompt is only fed when a failure needs its uuid as the turn id.
+    candidates: list[tuple[int, bytes]] = []
+    confirmed: tuple[int, Any] | None = None
 
     def deliver(out: Outbound) -> None:
         if out.record is not None:
@@ -98,16 +106,34 @@ def replay_lines(
         if on_message is not None:
             on_message(lineno, out)
 
-    def feed(raw: bytes) -> None:
+    def parse(raw: bytes) -> Any:
         try:
             obj = _loads(raw)
         except (ValueError, RecursionError):
             view.malformed += 1
-            return
-        entry = history_entry(obj) if isinstance(obj, dict) else None
-        if entry is not None:
-            view.parsed += 1
-            ledger.process(load_history_entry(entry), deliver)
+            return None
+        return history_entry(obj) if isinstance(obj, dict) else None
+
+    def feed_entry(entry: Any) -> None:
+        view.parsed += 1
+        ledger.process(load_history_entry(entry), deliver)
+
+    def latest_prompt() -> tuple[int, Any] | None:
+        for at, raw in reversed(candidates):
+            entry = parse(raw)
+            if entry is not None and entry.role == "user" and entry.prompt:
+                return at, entry
+        return None
+
+    def feed_prompt() -> None:
+        nonlocal lineno, confirmed
+        found = latest_prompt() or confirmed
+        candidates.clear()
+        confirmed = None
+        if found is not None:
+            here, lineno = lineno, found[0]
+            feed_entry(found[1])
+            lineno = here
 
     for lineno, raw in enumerate(lines, start=1):
         if raw.startswith(_TYPE_FIRST):
@@ -125,23 +151,36 @@ def replay_lines(
                 continue
         kind = _KIND.search(raw)
         if kind is None:
-            continue
-        if kind.group(1) == b"user":
+            if _ESCAPE not in raw:
+                continue
+            entry = parse(raw)  # the type itself may be written with escapes
+            if entry is None:
+                continue
+            role: bytes = entry.role.encode()
+        else:
+            role = kind.group(1)
+        if role == b"user":
             if _NOT_A_PROMPT.search(raw) is None:
-                prompt = (lineno, raw)
+                candidates.append((lineno, raw))
+                if len(candidates) > _MAX_CANDIDATES:
+                    confirmed = latest_prompt() or confirmed
+                    candidates.clear()
             continue
-        if _SYNTHETIC.search(raw) is not None:
+        if _SYNTHETIC.search(raw) is not None or _ESCAPE in raw:
             if _MAY_BE_LIMIT.search(raw) is None:
                 continue  # a synthetic message that cannot be a usage limit changes nothing
-            if prompt is not None:
-                at, lineno = lineno, prompt[0]
-                feed(prompt[1])
-                lineno, prompt = at, None
-            feed(raw)
+            entry = parse(raw)
+            if entry is not None and entry.synthetic:
+                feed_prompt()
+                feed_entry(entry)
+            elif entry is not None and ledger.active:
+                feed_entry(entry)
         elif ledger.active:
-            feed(raw)
-    if prompt is not None:
-        feed(prompt[1])  # counted as parsed like any other; it cannot publish a record
+            entry = parse(raw)
+            if entry is not None:
+                feed_entry(entry)
+    if candidates:
+        latest_prompt()  # parsed for the malformed count; a prompt at the end changes no record
     view.lines = lineno
     view.active = [{"id": a.id, "recovery": a.recovery.value} for a in ledger.active]
     return view

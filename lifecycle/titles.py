@@ -83,7 +83,11 @@ def claude_text(*candidates: object) -> str:
 
 
 def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    # A counter a person can read: beyond 10**9 it is garbage (and a >4300-digit int cannot even
+    # be formatted).
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**9:
+        return value
+    return None
 
 
 def retry_title(attempt: object, max_retries: object, has_response: bool) -> str:

@@ -20,6 +20,7 @@ from .events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, Que
 from .incident import TransitionObserver
 from .ledger import SessionLedger
 from .negotiation import negotiate
+from .redaction import redact
 from .replay import load_history
 
 __all__ = ["TraceDriver", "run_trace"]
@@ -66,7 +67,8 @@ class TraceDriver:
         try:
             self.feed_line(obj)
         except (_LineError, LifecycleError) as exc:
-            self._report(f"line {lineno}: {exc}")
+            # The message may quote input (an event name, a turn id): redact it like a title.
+            self._report(f"line {lineno}: {redact(str(exc))}")
 
     def feed_line(self, line: Mapping[str, Any]) -> None:
         if line.get("type") == "adapter":
@@ -151,7 +153,12 @@ class TraceDriver:
 
 
 def dumps(obj: object) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a "\ud800" escape: write it escaped
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def run_trace(

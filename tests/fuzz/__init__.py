@@ -1,0 +1,1 @@
+"""The hostile-input suite's shared machinery (strategies, oracles, counters, atheris runner)."""
