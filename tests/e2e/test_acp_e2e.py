@@ -458,9 +458,9 @@ def test_connection_dropped(kind: str, agents: Any) -> None:
     sid = agent.new_session()
     text = f"connection dropped ({kind})"
     out = agent.prompt(sid, text, CloseReply(), CloseReply(), CloseReply())
-    # no HTTP response: the warnings are "connection" and say so; the CLI's final kind is server_error
     # no HTTP response: the warnings are "connection"; the CLI says server_error, but with no HTTP status
     # after retries that got no response the lifecycle refines it to a connection failure
+    check_retried_failure(
         agent, out, text, category="connection", warning_category="connection", actions=["retry"], has_response=False
     )
 
