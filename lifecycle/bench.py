@@ -9,10 +9,13 @@ is missed (or its figure could not be measured); ``--quick`` uses small sizes an
 Sections (ids of the figures in the JSON output):
 
 ``hot_path``
-    N stream-json messages rebuilt from the recorded ``*.sdk.jsonl`` fixtures (plus the
-    ``stream_event`` frames the CLI prints for the recorded SSE streams) go through
-    :func:`lifecycle.claude.from_stream_json` and :meth:`SessionLedger.process` with a no-op
-    ``deliver``. Baseline: ``json.loads`` of the same N lines.
+    Stream-json lines go through :func:`lifecycle.claude.from_stream_json` and
+    :meth:`SessionLedger.process` with a no-op ``deliver``. Baseline: ``json.loads`` of the same lines.
+    ``hot_path.ratio`` (the target) uses the realistic mix (:class:`RealisticMix`,
+    :data:`REALISTIC_MIX`): one ``ClaudeSDKClient`` session of turns with long streamed answers, tool
+    rounds and a few incidents per 10,000 lines, built from the recorded ``*.sdk.jsonl`` shapes.
+    ``hot_path.ratio_failure_dense`` (no target) replays the recordings as whole tiny turns with one
+    failing turn in ~20 (:data:`FAILURE_DENSE_MIX`), to show what incidents cost.
 ``incident``
     One incident's full life (retry warning -> terminal error -> historical) through a real ledger,
     each delivered message serialised with ``json.dumps(msg.to_jsonrpc())``; ratio to building one
@@ -26,6 +29,8 @@ Sections (ids of the figures in the JSON output):
     memory of many idle sessions.
 ``explorer``
     ``lifecycle check``: states per second and total time (when ``lifecycle/check.py`` exists).
+
+Run ``lifecycle bench --help`` for the options; ``docs/readme-bench.md`` has the measured figures.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import tracemalloc
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +77,15 @@ from .ledger import SessionLedger
 from .wire import Category, SessionFailure, Severity, attach_record
 
 __all__ = [
+    "FAILURE_DENSE_FAILURES_PER_CYCLE",
+    "FAILURE_DENSE_MIX",
+    "REALISTIC_MIX",
     "BenchConfig",
     "Figure",
     "HotPathSession",
-    "build_hot_path_session",
+    "RealisticMix",
+    "build_failure_dense_session",
+    "build_realistic_session",
     "cli_main",
     "default_fixtures",
     "exit_code",
@@ -125,7 +135,7 @@ class BenchConfig:
 
     @classmethod
     def full_config(cls, fixtures: Path, tmpdir: Path | None = None) -> BenchConfig:
-        return cls(False, 7, 50_000, 1_000, 10_000, 100_000, 5, 10, 10_000, 10_000, 1_500, 120.0, fixtures, tmpdir)
+        return cls(False, 7, 50_000, 1_000, 10_000, 100_000, 5, 10, 10_000, 10_000, 1_500, 300.0, fixtures, tmpdir)
 
 
 @dataclass(slots=True)
@@ -412,14 +422,33 @@ class _StreamSynth:
             self._last_block = str(kind)
 
 
-def _scenario_items(records: Sequence[Mapping[str, Any]], rng: random.Random) -> list[dict[str, Any] | Event]:
-    """One recorded scenario as one turn: stream-json dicts, and the events only the adapter sees."""
-    session_id = _uuid(rng)
+def _scenario_items(
+    records: Sequence[Mapping[str, Any]],
+    rng: random.Random,
+    *,
+    session_id: str | None = None,
+    with_init: bool = True,
+    status: bool = False,
+    raises: bool = True,
+) -> list[dict[str, Any] | Event]:
+    """One recorded scenario as one turn: stream-json dicts, and the events only the adapter sees.
+
+    The defaults replay a recording as ``query()`` produced it (a fresh session id, its
+    ``system/init``, the exception it raised as a :class:`~lifecycle.events.QueryError`). The
+    realistic mix replays it as one turn of a ``ClaudeSDKClient`` session instead: the session's
+    id, ``system/init`` only where the session prints one, a ``system/status`` after it, and no
+    exception (that client does not raise after an error result; see :class:`RealisticMix`).
+    """
+    session_id = session_id or _uuid(rng)
     items: list[dict[str, Any] | Event] = [PromptStarted(turn_id=_uuid(rng))]
     lines: list[dict[str, Any]] = []
     synth = _StreamSynth(session_id, rng, lines)
+    if status and not with_init:
+        lines.append(_status_line(session_id, rng))
     for rec in records:
         if "raised" in rec:
+            if not raises:
+                continue
             synth.close()
             items.extend(lines)
             lines.clear()
@@ -428,6 +457,9 @@ def _scenario_items(records: Sequence[Mapping[str, Any]], rng: random.Random) ->
             continue
         line = sdk_record_to_stream_json(rec, session_id)
         if line is None:
+            continue
+        is_init = line.get("type") == "system" and line.get("subtype") == "init"
+        if is_init and not with_init:
             continue
         # Fresh identities per turn, as a live session has.
         line = json.loads(json.dumps(line))
@@ -440,6 +472,8 @@ def _scenario_items(records: Sequence[Mapping[str, Any]], rng: random.Random) ->
         else:
             synth.close()
         lines.append(line)
+        if is_init and status:
+            lines.append(_status_line(session_id, rng))
     synth.close()
     items.extend(lines)
     return items
@@ -455,16 +489,15 @@ def _failing(records: Sequence[Mapping[str, Any]]) -> bool:
     return False
 
 
-#: Turns per cycle of the hot-path session: mostly successful turns (plain answers, answers with a
-#: user frame in between), one turn with an ``api_retry`` that then succeeds, one failing turn
-#: (rotating through every failing recording).
-HOT_PATH_MIX: tuple[tuple[str, int], ...] = (("success", 11), ("max_tokens_once", 7), ("retry_then_success", 1))
-HOT_PATH_FAILURES_PER_CYCLE = 1
+def _status_line(session_id: str, rng: random.Random) -> dict[str, Any]:
+    """The ``system/status`` line the CLI prints before each API request (``ClaudeSDKClient``, partial
+    messages on; not in the ``query()`` recordings). Shape as the bundled CLI 2.1.332 printed it."""
+    return {"type": "system", "subtype": "status", "status": "requesting", "session_id": session_id, "uuid": _uuid(rng)}
 
 
 @dataclass(slots=True)
 class HotPathSession:
-    """The hot-path input: ``items`` in order (dicts are stream-json lines, events are adapter-only)."""
+    """A hot-path input: ``items`` in order (dicts are stream-json lines, events are adapter-only)."""
 
     items: list[dict[str, Any] | Event]
     lines: list[str]
@@ -472,6 +505,8 @@ class HotPathSession:
     failing_turns: int
     retry_turns: int
     by_type: dict[str, int]
+    #: What the generator drew (realistic mix) or how the cycle was made (failure-dense mix).
+    stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dicts(self) -> list[dict[str, Any]]:
@@ -487,28 +522,52 @@ def _line_kind(d: Mapping[str, Any]) -> str:
     return kind
 
 
-def build_hot_path_session(fixtures: Path, min_lines: int, *, seed: int = 6, incidents: bool = True) -> HotPathSession:
-    """A long session of recorded turns with at least ``min_lines`` stream-json lines.
+def _session(
+    items: list[dict[str, Any] | Event], turns: int, failing: int, retry: int, stats: dict[str, Any]
+) -> HotPathSession:
+    dicts = [i for i in items if isinstance(i, dict)]
+    return HotPathSession(
+        items=items,
+        lines=[json.dumps(d) for d in dicts],
+        turns=turns,
+        failing_turns=failing,
+        retry_turns=retry,
+        by_type=dict(Counter(_line_kind(d) for d in dicts).most_common()),
+        stats=stats,
+    )
 
-    ``incidents=False`` replaces the retry and failing turns by successful ones (traffic only).
-    """
-    rng = random.Random(seed)
+
+def _read_scenarios(fixtures: Path) -> dict[str, list[dict[str, Any]]]:
     scenarios = {p.name[: -len(".sdk.jsonl")]: _read_jsonl(p) for p in sorted(fixtures.glob("*.sdk.jsonl"))}
     if not scenarios:
         raise FileNotFoundError(f"no *.sdk.jsonl fixtures in {fixtures}")
+    return scenarios
+
+
+# ---------------------------------------------------------------------- the failure-dense mix
+
+#: The failure-dense mix (``hot_path.ratio_failure_dense``, no target): the recorded scenarios replayed
+#: as whole ``query()`` turns with the fake API's tiny answers (3 text deltas). Per cycle of 20 turns:
+#: 11 plain answers, 7 answers cut by max_tokens and continued (answer, user frame, answer), 1
+#: ``api_retry`` that then succeeds, and :data:`FAILURE_DENSE_FAILURES_PER_CYCLE` failing turn
+#: (rotating through every failing recording). Every turn keeps its recording's ``system/init``.
+FAILURE_DENSE_MIX: tuple[tuple[str, int], ...] = (("success", 11), ("max_tokens_once", 7), ("retry_then_success", 1))
+FAILURE_DENSE_FAILURES_PER_CYCLE = 1
+
+
+def build_failure_dense_session(fixtures: Path, min_lines: int, *, seed: int = 6) -> HotPathSession:
+    """The failure-dense mix (:data:`FAILURE_DENSE_MIX`) with at least ``min_lines`` stream-json lines."""
+    rng = random.Random(seed)
+    scenarios = _read_scenarios(fixtures)
     failing = sorted(name for name, recs in scenarios.items() if _failing(recs))
-    cycle: list[str] = []
-    for name, count in HOT_PATH_MIX:
-        if not incidents and name == "retry_then_success":
-            name = "success"
-        cycle.extend([name] * count)
+    cycle = [name for name, count in FAILURE_DENSE_MIX for _ in range(count)]
     items: list[dict[str, Any] | Event] = []
     n_lines = turns = failing_turns = retry_turns = 0
     k = 0
     while n_lines < min_lines:
         names = list(cycle)
-        for _ in range(HOT_PATH_FAILURES_PER_CYCLE):
-            names.append(failing[k % len(failing)] if incidents else "success")
+        for _ in range(FAILURE_DENSE_FAILURES_PER_CYCLE):
+            names.append(failing[k % len(failing)])
             k += 1
         rng.shuffle(names)
         for name in names:
@@ -518,15 +577,380 @@ def build_hot_path_session(fixtures: Path, min_lines: int, *, seed: int = 6, inc
             turns += 1
             failing_turns += name in failing
             retry_turns += name == "retry_then_success"
-    dicts = [i for i in items if isinstance(i, dict)]
-    return HotPathSession(
-        items=items,
-        lines=[json.dumps(d) for d in dicts],
-        turns=turns,
-        failing_turns=failing_turns,
-        retry_turns=retry_turns,
-        by_type=dict(Counter(_line_kind(d) for d in dicts)),
+    stats = {
+        "cycle": dict(FAILURE_DENSE_MIX),
+        "failing_per_cycle": FAILURE_DENSE_FAILURES_PER_CYCLE,
+        "text_deltas_per_text_block": 3,
+    }
+    return _session(items, turns, failing_turns, retry_turns, stats)
+
+
+# ---------------------------------------------------------------------- the realistic mix
+
+
+@dataclass(frozen=True, slots=True)
+class RealisticMix:
+    """What the realistic hot-path session (``hot_path.ratio``) is made of. Ranges are inclusive.
+
+    *Counts per block.* The number of ``text_delta`` events of an answer's text block is drawn
+    log-uniformly from :attr:`answer_deltas` (40–400: median ≈ 126, mean ≈ 156 deltas); the short
+    text a model writes before its tool calls from :attr:`preamble_deltas`. A delta holds
+    :attr:`words_per_delta` words (1–4, about 1–5 tokens; a paragraph break after one delta in 12).
+    :attr:`tool_turn_share` of the turns call tools: :attr:`tool_rounds` rounds of (an assistant
+    message with a preamble and :attr:`tools_per_round` ``tool_use`` blocks, their input streamed as
+    ``input_json_delta`` chunks of :attr:`json_chunk_chars` characters, then one tool-result ``user``
+    line per call with :attr:`tool_result_chars` characters of file text, log-uniform), then the answer
+    message.
+
+    *Incidents.* :attr:`failures_per_10k` failing turns and :attr:`retries_per_10k` turns with one
+    ``api_retry`` that then succeeds, per 10,000 lines, spread evenly through the session (at least one
+    of each when the rate is not 0, so a short quick-run session still has incidents).
+
+    *Shapes.* ``system/init``, assistant text, assistant ``tool_use`` (``Read``, the only tool the
+    recordings call), tool-result ``user``, ``result`` and ``api_retry`` lines are the recorded
+    ``*.sdk.jsonl`` messages (``success``, ``max_turns``, ``retry_then_success``) rebuilt as
+    stream-json with fresh ids and the drawn content; failing turns are the failing recordings replayed
+    whole, in rotation. What the recordings cannot show (each is one ``query()`` with partial messages
+    off) follows the bundled CLI 2.1.332 driven like the adapter drives it (one ``ClaudeSDKClient``,
+    ``include_partial_messages=True``, three prompts on one process, against the e2e fake API): it
+    printed ``system/init`` at *every* turn (:attr:`init_per_turn`), a ``system/status`` before every
+    API request, one ``stream_event`` per SSE event (``ping`` is not forwarded) carrying
+    ``api_message_id`` (and ``ttft_ms``/``thinking_display`` on ``message_start``), one ``assistant``
+    line per completed content block printed before that block's ``content_block_stop``, and no
+    exception after an error result.
+    """
+
+    answer_deltas: tuple[int, int] = (40, 400)
+    preamble_deltas: tuple[int, int] = (5, 40)
+    words_per_delta: tuple[int, int] = (1, 4)
+    tool_turn_share: float = 0.5
+    tool_rounds: tuple[int, int] = (1, 3)
+    tools_per_round: tuple[int, int] = (1, 2)
+    json_chunk_chars: tuple[int, int] = (5, 25)
+    tool_result_chars: tuple[int, int] = (100, 4000)
+    failures_per_10k: int = 2
+    retries_per_10k: int = 2
+    init_per_turn: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+#: The mix of the target figure ``hot_path.ratio``.
+REALISTIC_MIX = RealisticMix()
+
+_VOCABULARY = (
+    "the a to of and in is that it for this with as be on not are we can by file function test when "
+    "value return error state ledger incident record session turn event message line call which each "
+    "so then here now should would will if only one two new first last case code change fix run "
+    "check `lifecycle` `SessionLedger` `feed()` `process()` `retry` module type list dict string "
+    "because before after while all more than also already still now instead see note"
+)
+_WORDS = tuple(_VOCABULARY.split())
+_DIRS = ("lifecycle", "tests", "docs", "src", "scripts", "examples")
+
+
+def _log_uniform(rng: random.Random, bounds: tuple[int, int]) -> int:
+    lo, hi = bounds
+    return min(hi, int(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
+
+
+def _incident_count(n_lines: int, per_10k: int) -> int:
+    return 0 if per_10k <= 0 else max(1, round(n_lines * per_10k / 10_000))
+
+
+@dataclass(frozen=True, slots=True)
+class _Templates:
+    """Recorded lines (rebuilt as stream-json) the realistic turns are made of."""
+
+    init: dict[str, Any]
+    text: dict[str, Any]
+    tool: dict[str, Any]
+    tool_result: dict[str, Any]
+    result: dict[str, Any]
+    retry: dict[str, Any]
+
+
+def _template(scenarios: Mapping[str, Sequence[Mapping[str, Any]]], name: str, cls: str, kind: str) -> dict[str, Any]:
+    for rec in scenarios.get(name, ()):
+        f = rec.get("fields")
+        if rec.get("class") != cls or not isinstance(f, Mapping):
+            continue
+        if kind == "tool_use" and not any(isinstance(b, Mapping) and "name" in b for b in f.get("content") or []):
+            continue
+        if kind and kind != "tool_use" and f.get("subtype") != kind:
+            continue
+        line = sdk_record_to_stream_json(rec, "template")
+        if line is not None:
+            return line
+    raise FileNotFoundError(f"the fixtures lack a {cls} {kind} in {name}.sdk.jsonl")
+
+
+def _templates(scenarios: Mapping[str, Sequence[Mapping[str, Any]]]) -> _Templates:
+    return _Templates(
+        init=_template(scenarios, "success", "SystemMessage", "init"),
+        text=_template(scenarios, "success", "AssistantMessage", ""),
+        tool=_template(scenarios, "max_turns", "AssistantMessage", "tool_use"),
+        tool_result=_template(scenarios, "max_turns", "UserMessage", ""),
+        result=_template(scenarios, "success", "ResultMessage", ""),
+        retry=_template(scenarios, "retry_then_success", "SystemMessage", "api_retry"),
     )
+
+
+def _copy(d: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(d))
+    return out
+
+
+class _RealisticWriter:
+    """Writes the turns of one realistic ``ClaudeSDKClient`` session (see :class:`RealisticMix`)."""
+
+    def __init__(self, t: _Templates, mix: RealisticMix, rng: random.Random, session_id: str) -> None:
+        self.t, self.mix, self.rng, self.sid = t, mix, rng, session_id
+        self.items: list[dict[str, Any] | Event] = []
+        self.lines = 0
+        self.turns = 0
+        self.api_requests = 0
+        self.tool_turns = 0
+        self.tool_calls = 0
+        self.answer_deltas: list[int] = []
+        self.preamble_deltas: list[int] = []
+        self.delta_chars = 0
+        self.deltas = 0
+        self.tool_result_chars: list[int] = []
+
+    def _line(self, d: dict[str, Any]) -> None:
+        self.items.append(d)
+        self.lines += 1
+
+    def _fresh(self, template: Mapping[str, Any]) -> dict[str, Any]:
+        d = _copy(template)
+        d["uuid"] = _uuid(self.rng)
+        d["session_id"] = self.sid
+        return d
+
+    def _frame(self, event: dict[str, Any], msg_id: str, **extra: Any) -> None:
+        d: dict[str, Any] = {
+            "type": "stream_event",
+            "event": event,
+            "session_id": self.sid,
+            "parent_tool_use_id": None,
+            "uuid": _uuid(self.rng),
+        }
+        d.update(extra)
+        d["api_message_id"] = msg_id
+        self._line(d)
+
+    def _status(self) -> None:
+        self.api_requests += 1
+        self._line(_status_line(self.sid, self.rng))
+
+    def _text_chunks(self, n: int) -> list[str]:
+        rng, chunks = self.rng, []
+        sep = ""
+        for _ in range(n):
+            chunk = sep + " ".join(rng.choice(_WORDS) for _ in range(rng.randint(*self.mix.words_per_delta)))
+            if rng.random() < 1 / 12:
+                chunk += ".\n\n"
+            sep = "" if chunk.endswith("\n") else " "
+            chunks.append(chunk)
+        self.deltas += n
+        self.delta_chars += sum(len(c) for c in chunks)
+        return chunks
+
+    def _tool_block(self) -> dict[str, Any]:
+        rng = self.rng
+        path = f"/home/user/project/{rng.choice(_DIRS)}/{rng.choice(_WORDS).strip('`()')}_{rng.randint(1, 99)}.py"
+        self.tool_calls += 1
+        return {
+            "type": "tool_use",
+            "id": f"toolu_fake{rng.getrandbits(64):016x}",
+            "name": "Read",
+            "input": {"file_path": path},
+        }
+
+    def _message(self, blocks: Sequence[dict[str, Any] | list[str]], stop_reason: str) -> None:
+        """One API response: its stream events and one assistant line per completed block."""
+        rng = self.rng
+        msg_id = f"msg_fake{rng.getrandbits(96):024x}"
+        tpl = self.t.text["message"]
+        start = {k: tpl.get(k) for k in ("id", "type", "role", "model")}
+        start.update(id=msg_id, content=[], stop_reason=None, stop_sequence=None, usage=tpl.get("usage"))
+        self._frame(
+            {"type": "message_start", "message": start},
+            msg_id,
+            ttft_ms=rng.randint(400, 4000),
+            thinking_display="updates",
+        )
+        tokens = 0
+        for index, block in enumerate(blocks):
+            if isinstance(block, list):  # text: its deltas
+                self._frame(
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                    msg_id,
+                )
+                for chunk in block:
+                    self._frame(
+                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": chunk}},
+                        msg_id,
+                    )
+                line = self._fresh(self.t.text)
+                line["message"]["content"] = [{"type": "text", "text": "".join(block)}]
+                tokens += 3 * len(block)
+            else:  # tool_use: its input as input_json_delta chunks
+                start_block = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                self._frame({"type": "content_block_start", "index": index, "content_block": start_block}, msg_id)
+                raw = json.dumps(block["input"])
+                i = 0
+                while i < len(raw):
+                    n = rng.randint(*self.mix.json_chunk_chars)
+                    delta = {"type": "input_json_delta", "partial_json": raw[i : i + n]}
+                    self._frame({"type": "content_block_delta", "index": index, "delta": delta}, msg_id)
+                    i += n
+                line = self._fresh(self.t.tool)
+                line["message"]["content"] = [dict(block)]
+                tokens += len(raw) // 3
+            line["message"]["id"] = msg_id
+            self._line(line)
+            self._frame({"type": "content_block_stop", "index": index}, msg_id)
+        usage = {"input_tokens": tpl.get("usage", {}).get("input_tokens", 12), "output_tokens": tokens}
+        self._frame(
+            {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None}, "usage": usage},
+            msg_id,
+        )
+        self._frame({"type": "message_stop"}, msg_id)
+
+    def _tool_result(self, block: Mapping[str, Any]) -> None:
+        rng = self.rng
+        size = _log_uniform(rng, self.mix.tool_result_chars)
+        parts: list[str] = []
+        length = 0
+        while length < size:
+            row = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(2, 12)))
+            parts.append(row)
+            length += len(row) + 1
+        text = "\n".join(parts)[: size - 1] + "\n"  # the drawn length exactly
+        rows = text[:-1].split("\n")
+        numbered = "".join(f"{n}\t{row}\n" for n, row in enumerate(rows, 1))
+        line = self._fresh(self.t.tool_result)
+        line["message"]["content"] = [
+            {"type": "tool_result", "tool_use_id": block["id"], "content": numbered, "is_error": None}
+        ]
+        file = {"filePath": block["input"]["file_path"], "content": text, "numLines": len(rows), "startLine": 1}
+        line["tool_use_result"] = {"type": "text", "file": {**file, "totalLines": len(rows)}}
+        self.tool_result_chars.append(len(text))
+        self._line(line)
+
+    def _start(self) -> None:
+        self.items.append(PromptStarted(turn_id=_uuid(self.rng)))
+        if self.mix.init_per_turn or self.turns == 0:
+            self._line(self._fresh(self.t.init))
+
+    def turn(self, *, retry: bool) -> None:
+        """A successful turn: optional tool rounds, then a streamed answer; ``retry``: one api_retry first."""
+        rng, mix = self.rng, self.mix
+        self._start()
+        self._status()
+        if retry:
+            line = self._fresh(self.t.retry)
+            line["attempt"] = 1
+            self._line(line)
+        rounds = rng.randint(*mix.tool_rounds) if rng.random() < mix.tool_turn_share else 0
+        self.tool_turns += rounds > 0
+        for _ in range(rounds):
+            n = _log_uniform(rng, mix.preamble_deltas)
+            self.preamble_deltas.append(n)
+            tools = [self._tool_block() for _ in range(rng.randint(*mix.tools_per_round))]
+            self._message([self._text_chunks(n), *tools], "tool_use")
+            for tool in tools:
+                self._tool_result(tool)
+            self._status()
+        n = _log_uniform(rng, mix.answer_deltas)
+        self.answer_deltas.append(n)
+        answer = self._text_chunks(n)
+        self._message([answer], "end_turn")
+        result = self._fresh(self.t.result)
+        result.update(num_turns=rounds + 1, result="".join(answer))
+        self._line(result)
+        self.turns += 1
+
+    def recorded_turn(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """A recorded (failing) scenario as one turn of this session."""
+        items = _scenario_items(
+            records,
+            self.rng,
+            session_id=self.sid,
+            with_init=self.mix.init_per_turn or self.turns == 0,
+            status=True,
+            raises=False,
+        )
+        self.api_requests += 1
+        self.items.extend(items)
+        self.lines += sum(isinstance(i, dict) for i in items)
+        self.turns += 1
+
+
+def _distribution(values: Sequence[int]) -> dict[str, float]:
+    if not values:
+        return {}
+    return {
+        "n": len(values),
+        "min": min(values),
+        "median": statistics.median(values),
+        "mean": statistics.fmean(values),
+        "max": max(values),
+    }
+
+
+def build_realistic_session(
+    fixtures: Path, min_lines: int, *, mix: RealisticMix = REALISTIC_MIX, seed: int = 6
+) -> HotPathSession:
+    """One ``ClaudeSDKClient`` session of realistic turns with at least ``min_lines`` stream-json lines.
+
+    See :class:`RealisticMix` for what the turns contain and where each shape comes from. Incident
+    turns are placed at evenly spaced line positions; failing turns rotate through the failing
+    recordings in name order.
+    """
+    rng = random.Random(seed)
+    scenarios = _read_scenarios(fixtures)
+    failing = sorted(name for name, recs in scenarios.items() if _failing(recs))
+    writer = _RealisticWriter(_templates(scenarios), mix, rng, _uuid(rng))
+    n_fail = _incident_count(min_lines, mix.failures_per_10k)
+    n_retry = _incident_count(min_lines, mix.retries_per_10k)
+    kinds: list[str] = []
+    for i in range(max(n_fail, n_retry)):
+        kinds.extend(k for k, n in (("retry", n_retry), ("failing", n_fail)) if i < n)
+    at = [(j + 0.5) * min_lines / len(kinds) for j in range(len(kinds))] if kinds else []
+    used: list[str] = []
+    retry_turns = 0
+    while writer.lines < min_lines or at:
+        if at and writer.lines >= at[0]:
+            at.pop(0)
+            kind = kinds[len(used) + retry_turns]
+            if kind == "failing":
+                name = failing[len(used) % len(failing)]
+                used.append(name)
+                writer.recorded_turn(scenarios[name])
+            else:
+                retry_turns += 1
+                writer.turn(retry=True)
+            continue
+        writer.turn(retry=False)
+    stats = {
+        "mix": mix.to_json(),
+        "api_requests": writer.api_requests,
+        "tool_turns": writer.tool_turns,
+        "tool_calls": writer.tool_calls,
+        "answer_text_deltas": _distribution(writer.answer_deltas),
+        "preamble_text_deltas": _distribution(writer.preamble_deltas),
+        "text_delta_chars_mean": writer.delta_chars / writer.deltas if writer.deltas else 0.0,
+        "tool_result_chars": _distribution(writer.tool_result_chars),
+        "failing_scenarios": used,
+    }
+    return _session(writer.items, writer.turns, len(used), retry_turns, stats)
+
+
+# ---------------------------------------------------------------------- measuring
 
 
 def _drive(items: Sequence[dict[str, Any] | Event], deliver: Callable[[Outbound], object]) -> SessionLedger:
@@ -549,18 +973,34 @@ def _feed_items(
         process(ev, deliver)  # type: ignore[arg-type]
 
 
-def _count_outbound(items: Sequence[dict[str, Any] | Event]) -> tuple[int, int, int, int]:
-    """(events, sends, records, active incidents at the end) of one pass, for the report."""
+def _translate_items(items: Sequence[dict[str, Any] | Event]) -> None:
+    """The same loop with translation only (no ledger): what the ledger adds is the difference."""
+    for item in items:
+        if type(item) is dict:
+            from_stream_json(item)
+
+
+def _count_outbound(items: Sequence[dict[str, Any] | Event]) -> dict[str, int]:
+    """What one pass produces, for the report: events, sends, records, incidents, active at the end."""
     sends = records = 0
+    ids: set[str] = set()
 
     def deliver(msg: Outbound) -> None:
         nonlocal sends, records
         sends += 1
-        records += msg.record is not None
+        if msg.record is not None:
+            records += 1
+            ids.add(msg.record.id)
 
     events = sum(1 for i in items if not isinstance(i, dict) or from_stream_json(i) is not None)
     ledger = _drive(items, deliver)
-    return events, sends, records, len(ledger.active)
+    return {
+        "events": events,
+        "sends": sends,
+        "records": records,
+        "incidents": len(ids),
+        "active_at_end": len(ledger.active),
+    }
 
 
 def _hot_ratio(
@@ -603,7 +1043,7 @@ def _per_type(session: HotPathSession, reps: int) -> dict[str, dict[str, float]]
     for line, d in zip(session.lines, session.dicts, strict=True):
         groups.setdefault(_line_kind(d), []).append((line, d))
     out: dict[str, dict[str, float]] = {}
-    for kind, pairs in sorted(groups.items()):
+    for kind, pairs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         sample = pairs[:500]
         texts = [p[0] for p in sample]
         dicts = [p[1] for p in sample]
@@ -619,52 +1059,173 @@ def _per_type(session: HotPathSession, reps: int) -> dict[str, dict[str, float]]
     return out
 
 
+def _hot_profile(session: HotPathSession) -> dict[str, Any]:
+    """cProfile of one lifecycle pass over ``session``: where the hot path's time goes.
+
+    Shares are of the profiled total (the profiler inflates small calls, so they are indicative);
+    the un-profiled decomposition is in ``details.hot_path.decomposition``.
+    """
+    ledger = SessionLedger("bench-session", negotiated=True, epoch="bench")
+    prof = cProfile.Profile()
+    prof.enable()
+    _feed_items(ledger, session.items, _noop)
+    prof.disable()
+    raw: dict[tuple[str, int, str], tuple[Any, ...]] = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in raw.values())
+
+    def cum(path_part: str, func: str) -> float:
+        return float(sum(v[3] for k, v in raw.items() if k[0].endswith(path_part) and k[2] == func))
+
+    sm = os.sep + "statemachine" + os.sep
+    parts = {
+        "from_stream_json": cum(os.sep + "claude.py", "from_stream_json"),
+        "ledger_process": cum(os.sep + "ledger.py", "process"),
+        "ledger_feed": cum(os.sep + "ledger.py", "feed"),
+        "ledger_materialise": cum(os.sep + "ledger.py", "_materialise"),
+        "ledger_commit": cum(os.sep + "ledger.py", "_commit"),
+        "ledger_recover": cum(os.sep + "ledger.py", "_recover"),
+        "statemachine_creation": float(
+            sum(v[3] for k, v in raw.items() if sm in k[0] and k[0].endswith("statemachine.py") and k[2] == "__init__")
+        ),
+        "statemachine_send": float(
+            sum(v[3] for k, v in raw.items() if sm in k[0] and k[0].endswith("statemachine.py") and k[2] == "send")
+        ),
+    }
+    return {
+        "profiled_total_s": total,
+        "seconds": parts,
+        "share_of_total": {k: (v / total if total else 0.0) for k, v in parts.items()},
+    }
+
+
+def _decompose(session: HotPathSession, traffic: HotPathSession, reps: int, *, incidents: int) -> dict[str, Any]:
+    """Where the realistic hot path's time goes, un-profiled: medians of interleaved repetitions of
+    the translation loop alone, the whole lifecycle, and the lifecycle over the same mix without
+    incident turns (scaled to the same number of lines); the incidents cost the difference."""
+    items, quiet = session.items, traffic.items
+    loop: list[float] = []
+    whole: list[float] = []
+    plain: list[float] = []
+    for _ in range(reps):
+        loop.append(_timed(lambda: _translate_items(items)))
+        ledger = SessionLedger("bench-session", negotiated=True, epoch="bench")
+        whole.append(_timed(lambda ledger=ledger: _feed_items(ledger, items, _noop)))  # type: ignore[misc]
+        ledger = SessionLedger("bench-session", negotiated=True, epoch="bench")
+        plain.append(_timed(lambda ledger=ledger: _feed_items(ledger, quiet, _noop)))  # type: ignore[misc]
+    t_loop, t_whole = statistics.median(loop), statistics.median(whole)
+    t_plain = statistics.median(plain) * len(session.lines) / len(traffic.lines)
+    t_incidents = t_whole - t_plain
+    return {
+        "repetitions": reps,
+        "lifecycle_s": t_whole,
+        "translate_loop_s": t_loop,
+        "ledger_traffic_s": t_plain - t_loop,
+        "incidents_s": t_incidents,
+        "incidents": incidents,
+        "ms_per_incident": t_incidents / incidents * 1e3 if incidents else None,
+        "traffic_only_lifecycle_s_scaled": t_plain,
+        "share": {
+            "translate_loop": t_loop / t_whole,
+            "ledger_traffic": (t_plain - t_loop) / t_whole,
+            "incidents": t_incidents / t_whole,
+        },
+    }
+
+
+def _mix_label(session: HotPathSession, incidents: int) -> str:
+    kinds = ", ".join(f"{n:,} {k}" for k, n in session.by_type.items())
+    return (
+        f"{len(session.lines):,} lines ({kinds}); {session.turns:,} turns, {incidents} incidents "
+        f"({session.failing_turns} failing + {session.retry_turns} retry-then-success turns)"
+    )
+
+
 def bench_hot_path(cfg: BenchConfig, progress: Callable[[str], None]) -> tuple[list[Figure], dict[str, Any]]:
-    progress(f"hot path: building a session of >= {cfg.hot_lines} stream-json lines from the fixtures")
-    session = build_hot_path_session(cfg.fixtures, cfg.hot_lines)
-    traffic = build_hot_path_session(cfg.fixtures, cfg.hot_lines, incidents=False)
-    events, sends, records, active = _count_outbound(session.items)
+    progress(f"hot path: building the realistic and failure-dense sessions (>= {cfg.hot_lines} lines each)")
+    session = build_realistic_session(cfg.fixtures, cfg.hot_lines)
+    traffic = build_realistic_session(
+        cfg.fixtures, cfg.hot_lines, mix=replace(REALISTIC_MIX, failures_per_10k=0, retries_per_10k=0)
+    )
+    init_once = build_realistic_session(cfg.fixtures, cfg.hot_lines, mix=replace(REALISTIC_MIX, init_per_turn=False))
+    dense = build_failure_dense_session(cfg.fixtures, cfg.hot_lines)
+    counts = _count_outbound(session.items)
+    dense_counts = _count_outbound(dense.items)
     n = len(session.lines)
-    progress(f"hot path: {n} lines, {session.turns} turns; {cfg.repetitions} interleaved repetitions")
-    base, life, ratio = _hot_ratio(session, cfg.repetitions, _noop)
-    _, _, ratio_ser = _hot_ratio(session, cfg.repetitions, _serialise)
-    _, tl, ratio_traffic = _hot_ratio(traffic, cfg.repetitions, _noop)
+    reps = cfg.repetitions
+    progress(
+        f"hot path: realistic {n} lines, {session.turns} turns, {counts['incidents']} incidents; {reps} repetitions"
+    )
+    base, life, ratio = _hot_ratio(session, reps, _noop)
+    _, _, ratio_ser = _hot_ratio(session, reps, _serialise)
+    _, tl, ratio_traffic = _hot_ratio(traffic, reps, _noop)
+    _, _, ratio_init_once = _hot_ratio(init_once, reps, _noop)
+    progress(f"hot path: failure-dense {len(dense.lines)} lines, {dense_counts['incidents']} incidents")
+    _, dl, ratio_dense = _hot_ratio(dense, reps, _noop)
+    decomposition = _decompose(session, traffic, reps, incidents=counts["incidents"])
     what = (
         "lifecycle = from_stream_json(dict) for every line + SessionLedger.process(event, deliver) for every "
-        "event (incl. adapter-only PromptStarted/QueryError events, building every outbound message, "
+        "event (incl. the adapter-only PromptStarted event per turn, building every outbound message, "
         "SessionFailure records, python-statemachine incident machines, commit); deliver is a no-op "
         "(no to_jsonrpc, no JSON encoding, no transport); baseline = json.loads of the same lines"
     )
     figures = [
         _fig(
             "hot_path.ratio",
-            f"hot path: lifecycle / json.loads, {n} lines with a few failures",
+            f"hot path, realistic mix: lifecycle / json.loads, {_mix_label(session, counts['incidents'])}",
             "ratio",
             ratio,
             target=("<=", 0.10),
-            note=what,
+            note=what + "; mix: lifecycle.bench.REALISTIC_MIX",
         ),
         _fig(
-            "hot_path.baseline_us_per_line", "hot path baseline: json.loads per line", "µs", [b / n * 1e6 for b in base]
+            "hot_path.baseline_us_per_line",
+            "hot path baseline (realistic mix): json.loads per line",
+            "µs",
+            [b / n * 1e6 for b in base],
         ),
-        _fig("hot_path.lifecycle_us_per_line", "hot path: lifecycle per line", "µs", [t / n * 1e6 for t in life]),
+        _fig(
+            "hot_path.lifecycle_us_per_line",
+            "hot path (realistic mix): lifecycle per line",
+            "µs",
+            [t / n * 1e6 for t in life],
+        ),
         _fig(
             "hot_path.ratio_serialised",
-            "hot path with wire serialisation: deliver = json.dumps(msg.to_jsonrpc())",
+            "hot path, realistic mix, with wire serialisation: deliver = json.dumps(msg.to_jsonrpc())",
             "ratio",
             ratio_ser,
         ),
         _fig(
             "hot_path.ratio_traffic_only",
-            f"hot path, traffic only (retry/failing turns replaced by successes), {len(traffic.lines)} lines",
+            f"hot path, realistic mix without incident turns: {_mix_label(traffic, 0)}",
             "ratio",
             ratio_traffic,
         ),
         _fig(
             "hot_path.traffic_only_lifecycle_us_per_line",
-            "hot path, traffic only: lifecycle per line",
+            "hot path, realistic mix without incident turns: lifecycle per line",
             "µs",
             [t / len(traffic.lines) * 1e6 for t in tl],
+        ),
+        _fig(
+            "hot_path.ratio_init_once_per_runtime",
+            "hot path, realistic mix but system/init only at the first turn (the CLI prints it every turn), "
+            f"{len(init_once.lines):,} lines",
+            "ratio",
+            ratio_init_once,
+        ),
+        _fig(
+            "hot_path.ratio_failure_dense",
+            "hot path, failure-dense mix (1 failing + 1 retry-then-success turn in every 20 tiny recorded "
+            f"turns, 3 text deltas per answer): {_mix_label(dense, dense_counts['incidents'])}",
+            "ratio",
+            ratio_dense,
+        ),
+        _fig(
+            "hot_path.failure_dense_lifecycle_us_per_line",
+            "hot path, failure-dense mix: lifecycle per line",
+            "µs",
+            [t / len(dense.lines) * 1e6 for t in dl],
         ),
     ]
     detail = {
@@ -673,13 +1234,23 @@ def bench_hot_path(cfg: BenchConfig, progress: Callable[[str], None]) -> tuple[l
         "turns": session.turns,
         "failing_turns": session.failing_turns,
         "retry_turns": session.retry_turns,
-        "events": events,
-        "sends": sends,
-        "records": records,
-        "active_at_end": active,
+        **counts,
         "lines_by_type": session.by_type,
-        "per_type": _per_type(session, cfg.repetitions),
-        "mix": {"cycle": dict(HOT_PATH_MIX), "failing_per_cycle": HOT_PATH_FAILURES_PER_CYCLE},
+        "generated": session.stats,
+        "per_type": _per_type(session, reps),
+        "decomposition": decomposition,
+        "profile": _hot_profile(session),
+        "traffic_only": {"lines": len(traffic.lines), "turns": traffic.turns, "lines_by_type": traffic.by_type},
+        "init_once": {"lines": len(init_once.lines), "lines_by_type": init_once.by_type},
+        "failure_dense": {
+            "lines": len(dense.lines),
+            "turns": dense.turns,
+            "failing_turns": dense.failing_turns,
+            "retry_turns": dense.retry_turns,
+            **dense_counts,
+            "lines_by_type": dense.by_type,
+            "mix": dense.stats,
+        },
     }
     return figures, detail
 
@@ -1482,7 +2053,10 @@ def bench_explorer(cfg: BenchConfig, progress: Callable[[str], None]) -> tuple[l
         report = {}
     detail["full_run"] = {
         "exit_code": proc.returncode,
-        **{k: report.get(k) for k in ("ok", "complete", "states", "edges", "depth", "seconds", "beyond_bound")},
+        **{
+            k: report.get(k)
+            for k in ("ok", "complete", "states", "edges", "depth", "seconds", "beyond_bound", "unreached")
+        },
     }
     if not isinstance(report.get("states"), int):
         figures.append(
@@ -1491,7 +2065,11 @@ def bench_explorer(cfg: BenchConfig, progress: Callable[[str], None]) -> tuple[l
             )
         )
         return figures, detail
-    figures.append(Figure(total_id, f"{total_label} ({report['states']:,} states)", "s", wall))
+    verdict = (
+        f"exit {proc.returncode}: ok={report.get('ok')}, complete={report.get('complete')}, "
+        f"violations={len(report.get('violations') or [])}, unreached targets={report.get('unreached') or []}"
+    )
+    figures.append(Figure(total_id, f"{total_label} ({report['states']:,} states)", "s", wall, note=verdict))
     figures.append(
         Figure(
             "explorer.full_states_per_s",
@@ -1574,6 +2152,10 @@ def _fmt(value: float) -> str:
     return f"{value:.4f}"
 
 
+def _load(values: Sequence[float]) -> str:
+    return " / ".join(f"{v:.2f}" for v in values) or "n/a"
+
+
 def render_table(result: Mapping[str, Any]) -> str:
     """The human table (Markdown) of a :func:`run_bench` result."""
     rows = [
@@ -1595,7 +2177,7 @@ def render_table(result: Mapping[str, Any]) -> str:
     rows.append("")
     rows.append(
         f"{result['command']}: {result['mode']} run, {result['elapsed_s']:.0f} s, Python {m['python']}, "
-        f"{m['cpus']} CPUs, load average {m['loadavg']} -> {m['loadavg_end']}"
+        f"{m['cpus']} CPUs, load average {_load(m['loadavg'])} -> {_load(m['loadavg_end'])}"
     )
     return "\n".join(rows)
 
@@ -1631,8 +2213,6 @@ def cli_main(argv: list[str]) -> int:
     if args.explorer_timeout is not None:
         overrides["explorer_timeout"] = args.explorer_timeout
     if overrides:
-        from dataclasses import replace
-
         cfg = replace(cfg, **overrides)
     result = run_bench(cfg, sections=args.only, progress=not args.quiet)
     if args.json:

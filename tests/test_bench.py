@@ -22,6 +22,8 @@ from conftest import FIXTURES
 
 from lifecycle import bench
 from lifecycle.claude import from_sdk_message, from_stream_json
+from lifecycle.events import PromptStarted
+from lifecycle.ledger import SessionLedger
 
 #: Figures that may be missing only while the module they measure does not exist yet.
 OPTIONAL_MODULES = {"replay.": "lifecycle.replay_cmd", "explorer.": "lifecycle.check"}
@@ -90,10 +92,19 @@ def test_quick_run_details_describe_the_measured_inputs(quick: tuple[int, dict[s
     _, result = quick
     hot = result["details"]["hot_path"]
     assert hot["lines"] >= 5_000 and sum(hot["lines_by_type"].values()) == hot["lines"]
-    # Mostly stream traffic, a few failures: as the mix claims.
-    assert hot["lines_by_type"]["stream_event"] > hot["lines"] / 2
-    assert 0 < hot["failing_turns"] < hot["turns"] / 10 + 1
-    assert hot["records"] > 0 and hot["sends"] > hot["records"]
+    # Mostly stream traffic, a few failures: as the realistic mix claims.
+    assert hot["lines_by_type"]["stream_event"] > hot["lines"] * 0.8
+    assert hot["failing_turns"] >= 1 and hot["retry_turns"] >= 1
+    assert hot["failing_turns"] + hot["retry_turns"] < hot["turns"] / 5
+    # Every failing and every retrying turn is exactly one incident, and the report counts them.
+    assert hot["incidents"] == hot["failing_turns"] + hot["retry_turns"]
+    assert hot["records"] >= hot["incidents"] and hot["sends"] > hot["records"]
+    # The failure-dense mix is what its label says: one failing turn in ~20.
+    dense = result["details"]["hot_path"]["failure_dense"]
+    assert dense["failing_turns"] == dense["retry_turns"] and 18 <= dense["turns"] / dense["failing_turns"] <= 22
+    labels = {f["id"]: f["label"] for f in result["figures"]}
+    assert f"{hot['incidents']} incidents" in labels["hot_path.ratio"]
+    assert f"{dense['incidents']} incidents" in labels["hot_path.ratio_failure_dense"]
     replay = result["details"]["replay"]
     assert replay["large"]["lines"] >= 10 * replay["small"]["lines"] * 0.9
     assert replay["large"]["usage_limits"] >= 1
@@ -141,16 +152,110 @@ def test_rebuilt_stream_json_parses_back_to_the_recorded_sdk_messages() -> None:
         assert from_stream_json(line) == from_sdk_message(obj)
 
 
-def test_hot_path_session_is_valid_stream_json_in_turns() -> None:
+@pytest.mark.parametrize("build", [bench.build_realistic_session, bench.build_failure_dense_session])
+def test_hot_path_sessions_are_valid_stream_json_in_turns(build: Any) -> None:
     parser = pytest.importorskip("claude_agent_sdk._internal.message_parser")
-    session = bench.build_hot_path_session(FIXTURES, 600)
-    assert len(session.lines) >= 600
+    session = build(FIXTURES, 3_000)
+    assert len(session.lines) >= 3_000
     assert [json.loads(s) for s in session.lines] == session.dicts
     kinds = {type(parser.parse_message(d)).__name__ for d in session.dicts}
     assert {"StreamEvent", "AssistantMessage", "ResultMessage", "SystemMessage", "UserMessage"} <= kinds
-    traffic = bench.build_hot_path_session(FIXTURES, 600, incidents=False)
-    assert traffic.failing_turns == traffic.retry_turns == 0
     assert session.failing_turns > 0 and session.retry_turns > 0
+    prompts = [i for i in session.items if isinstance(i, PromptStarted)]
+    assert len(prompts) == session.turns == sum(1 for d in session.dicts if d["type"] == "result")
+
+
+def _messages(session: bench.HotPathSession) -> dict[str, list[dict[str, Any]]]:
+    """The lines of each streamed API response (stream events and assistant lines), by message id."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for d in session.dicts:
+        if d["type"] == "stream_event":
+            out.setdefault(d["api_message_id"], []).append(d)
+        elif d["type"] == "assistant" and d["message"]["model"] != "<synthetic>" and d["message"]["id"] in out:
+            out[d["message"]["id"]].append(d)
+    return out
+
+
+def test_realistic_session_streams_exactly_what_its_assistant_lines_hold() -> None:
+    mix = bench.REALISTIC_MIX
+    session = bench.build_realistic_session(FIXTURES, 8_000)
+    messages = _messages(session)
+    answer_deltas: list[int] = []
+    tool_ids: list[str] = []
+    for lines in messages.values():
+        events = [d["event"] for d in lines if d["type"] == "stream_event"]
+        assert events[0]["type"] == "message_start" and events[-1]["type"] == "message_stop"
+        assert events[-2]["type"] == "message_delta"
+        deltas: dict[int, list[dict[str, Any]]] = {}
+        for e in events:
+            if e["type"] == "content_block_delta":
+                deltas.setdefault(e["index"], []).append(e["delta"])
+        # One assistant line per completed block, printed just before that block's stop event.
+        for i, d in enumerate(lines):
+            if d["type"] != "assistant":
+                continue
+            (block,) = d["message"]["content"]
+            stop = lines[i + 1]["event"]
+            assert stop["type"] == "content_block_stop"
+            parts = deltas[stop["index"]]
+            if block["type"] == "text":
+                assert "".join(p["text"] for p in parts) == block["text"]
+                assert all(p["type"] == "text_delta" and p["text"] for p in parts)
+                if events[-2]["delta"]["stop_reason"] == "end_turn":
+                    answer_deltas.append(len(parts))
+                else:
+                    assert mix.preamble_deltas[0] <= len(parts) <= mix.preamble_deltas[1]
+            else:
+                assert block["type"] == "tool_use" and events[-2]["delta"]["stop_reason"] == "tool_use"
+                assert json.loads("".join(p["partial_json"] for p in parts)) == block["input"]
+                assert all(p["type"] == "input_json_delta" for p in parts)
+                tool_ids.append(block["id"])
+    assert answer_deltas and all(mix.answer_deltas[0] <= n <= mix.answer_deltas[1] for n in answer_deltas)
+    assert max(answer_deltas) > 3 * min(answer_deltas), "the answer lengths are drawn, not fixed"
+    # Every tool call gets exactly one tool-result user line, after its message.
+    results = [
+        b["tool_use_id"]
+        for d in session.dicts
+        if d["type"] == "user"
+        for b in d["message"]["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert tool_ids and sorted(results) == sorted(tool_ids)
+    assert session.stats["tool_calls"] == len(tool_ids)
+
+
+def _incidents(session: bench.HotPathSession) -> set[str]:
+    ledger = SessionLedger("s", negotiated=True, epoch="e")
+    ids: set[str] = set()
+
+    def deliver(msg: Any) -> None:
+        if msg.record is not None:
+            ids.add(msg.record.id)
+
+    for item in session.items:
+        ev = from_stream_json(item) if isinstance(item, dict) else item
+        if ev is not None:
+            ledger.process(ev, deliver)
+    return ids
+
+
+def test_realistic_session_has_the_documented_incident_rate_and_init_lines() -> None:
+    mix = bench.REALISTIC_MIX
+    session = bench.build_realistic_session(FIXTURES, 20_000)
+    assert session.failing_turns == 2 * mix.failures_per_10k
+    assert session.retry_turns == 2 * mix.retries_per_10k
+    assert len(_incidents(session)) == session.failing_turns + session.retry_turns
+    # The CLI prints system/init at every turn, and system/status before every API request.
+    assert session.by_type["system/init"] == session.turns
+    assert session.by_type["system/status"] == session.stats["api_requests"] > session.turns
+    once = bench.build_realistic_session(FIXTURES, 20_000, mix=dataclasses.replace(mix, init_per_turn=False))
+    assert once.by_type["system/init"] == 1
+    quiet = bench.build_realistic_session(
+        FIXTURES, 20_000, mix=dataclasses.replace(mix, failures_per_10k=0, retries_per_10k=0)
+    )
+    assert quiet.failing_turns == quiet.retry_turns == 0
+    assert "system/api_retry" not in quiet.by_type and "assistant/synthetic" not in quiet.by_type
+    assert not _incidents(quiet)
 
 
 def test_transcript_generator_writes_what_it_reports(tmp_path: Path) -> None:
