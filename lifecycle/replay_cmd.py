@@ -61,7 +61,7 @@ class ReplayView:
 
     session_id: str
     lines: int = 0
-    parsed: int = 0
+    messages: int = 0  # user/assistant message lines (whether or not they had to be parsed)
     malformed: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
     active: list[dict[str, str]] = field(default_factory=list)
@@ -70,7 +70,7 @@ class ReplayView:
         return {
             "sessionId": self.session_id,
             "lines": self.lines,
-            "parsed": self.parsed,
+            "messages": self.messages,
             "malformed": self.malformed,
             "records": self.records,
             "active": self.active,
@@ -91,10 +91,14 @@ def replay_lines(
     only when a synthetic message needs it), and real answers while a replayed failure is active
     (the proof of recovery). The records and the active set are exactly those of feeding every
     message (``tests/test_replay_cmd.py`` checks it); text forwards are not part of this view.
+    With ``on_message`` (which receives every outbound message, text included) every message is
+    parsed and fed.
     """
     view = ReplayView(session_id=session_id)
     ledger = SessionLedger(session_id, negotiated=negotiated, epoch="replay")
     lineno = 0
+    # With ``on_message`` the caller wants the whole transcript (text too): every message is fed.
+    full = on_message is not None
     # User lines since the last prompt fed to the ledger, oldest first, and the latest one already
     # known to be a prompt. A prompt is only fed when a failure needs its uuid as the turn id.
     candidates: list[tuple[int, bytes]] = []
@@ -115,7 +119,6 @@ def replay_lines(
         return history_entry(obj) if isinstance(obj, dict) else None
 
     def feed_entry(entry: Any) -> None:
-        view.parsed += 1
         ledger.process(load_history_entry(entry), deliver)
 
     def latest_prompt() -> tuple[int, Any] | None:
@@ -150,12 +153,22 @@ def replay_lines(
             if at != -1 and b'"message":' not in head[:at]:
                 continue
         kind = _KIND.search(raw)
+        if kind is not None:
+            view.messages += 1
+        if full:
+            if kind is not None or _ESCAPE in raw:
+                entry = parse(raw)
+                if entry is not None:
+                    view.messages += kind is None
+                    feed_entry(entry)
+            continue
         if kind is None:
             if _ESCAPE not in raw:
                 continue
             entry = parse(raw)  # the type itself may be written with escapes
             if entry is None:
                 continue
+            view.messages += 1
             role: bytes = entry.role.encode()
         else:
             role = kind.group(1)
@@ -241,7 +254,7 @@ def _via_sdk(session_id: str, directory: str | None, negotiated: bool) -> Replay
         entry = history_entry(m)
         if entry is None:
             continue
-        view.parsed += 1
+        view.messages += 1
 
         def deliver(out: Outbound, position: int = position) -> None:
             if out.record is not None:
@@ -268,7 +281,7 @@ _SEVERITY_COLOR = {"error": "31", "warning": "33"}
 
 def render(view: ReplayView, out: TextIO, *, color: bool, source: str) -> None:
     st = _Style(color)
-    out.write(st("1", f"{source}") + f"  ({view.lines} lines, {view.parsed} messages, {view.malformed} malformed)\n")
+    out.write(st("1", f"{source}") + f"  ({view.lines} lines, {view.messages} messages, {view.malformed} malformed)\n")
     if not view.records:
         out.write("  no typed records: nothing to restore\n")
     for r in view.records:

@@ -313,7 +313,7 @@ def test_transcript_file_forms(tmp_path: Path) -> None:
     assert replay_transcript(path).to_json() == {
         "sessionId": "s",
         "lines": 0,
-        "parsed": 0,
+        "messages": 0,
         "malformed": 0,
         "records": [],
         "active": [],

@@ -293,7 +293,8 @@ def test_replay_restores_only_the_usage_limit(
     # the console script and the library agree exactly; the SDK's reading agrees on what matters
     prose: list[str] = []
     assert file_view == replay_transcript(path, on_message=lambda _, out: prose.extend(chunks_of(out))).to_json()
-    assert file_view["malformed"] == 0 and file_view["parsed"] >= 2
+    # the file replay parses only what can change a record (a prompt is parsed only for a failure)
+    assert file_view["malformed"] == 0 and file_view["lines"] > 10
     assert sdk_view["sessionId"] == file_view["sessionId"] == run.session_id
     assert without_lines(sdk_view) == without_lines(file_view)
 

@@ -1074,7 +1074,7 @@ def check_transcript(blob: tuple[list[bytes], bytes, bool, bool], negotiated: bo
     try:
         full = _view(lines, negotiated)
         assert (
-            full["lines"] == len(lines) and full["malformed"] <= len(lines) and full["parsed"] <= len(lines)
+            full["lines"] == len(lines) and full["malformed"] <= len(lines) and full["messages"] <= len(lines)
         )
         per_id: dict[str, list[int]] = {}
         for r in full["records"]:
