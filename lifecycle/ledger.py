@@ -289,12 +289,17 @@ class SessionLedger:
         if runtime is not None and runtime != self._runtime:
             self._note("stale_runtime_event_refused", event_type=type(event).__name__, runtime=runtime)
             return False
-        if not isinstance(event, (QueryError, QueryEnded)):
-            self._expect_result_error = False
         handler = _HANDLERS.get(type(event))
         if handler is None:
             raise LocalProtocolError(f"unknown event type {type(event).__name__}")
-        handler(self, event)
+        expected = self._expect_result_error
+        if not isinstance(event, (QueryError, QueryEnded)):
+            self._expect_result_error = False
+        try:
+            handler(self, event)
+        except LocalProtocolError:
+            self._expect_result_error = expected  # a refused event changes nothing
+            raise
         return True
 
     def next_outbound(self) -> Outbound | None:

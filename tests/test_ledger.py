@@ -346,3 +346,12 @@ def _session_after(n: int) -> int:
 def test_memory_is_bounded_by_active_incidents_not_by_history() -> None:
     small, large = _session_after(10), _session_after(1000)
     assert large <= 2 * max(small, 4096)
+
+
+def test_a_refused_event_changes_nothing_not_even_the_result_error_expectation() -> None:
+    s = Session()
+    failed_turn(s, "t1")
+    with pytest.raises(LocalProtocolError):
+        s.feed(PromptStarted(turn_id="t1"))  # refused: the id's failure is still active
+    s.feed(QueryError(message="Claude Code returned an error result"))  # the SDK's ResultError
+    assert [r.id for r in s.records] == ["t1:error"]
