@@ -8,11 +8,14 @@ Rules
   :class:`~lifecycle.incident.IncidentMachine` instances, and delivers what it plans to a real
   :class:`~lifecycle.client.ClientProjection`. Nothing here restates *how* the ledger decides;
   the invariants restate *what* the spec requires, one spec sentence each.
-* An abstract state is the ledger's complete internal state (a generic fingerprint of its slots:
-  incident ids, states, revisions, recovery policies, turn status, negotiation, runtime epoch,
-  sequence counters), the client's view (record ids and revisions), the explorer's own counters
-  (turns, retries, replacements, notices, pending and used send failures) and a small monitor
-  (closed ids, settled prompts). Two paths that reach the same abstract state are one state.
+* An abstract state is the root and the ledger's VIEW (see the comment at :func:`ledger_view`):
+  a generic digest of every slot of the ledger and its incidents and turn, minus what cannot
+  change what happens next (presentation text, revision numbers, id sequence numbers), plus
+  whether the Claude runtime is dead. Two paths that reach the same abstract state are one state.
+* The environment is realistic, not arbitrary: SDK messages come from a live runtime (a
+  dead one, after its iterator threw or ended, is replaced before the next prompt), assistant
+  messages and fallback notices arrive during a prompt, and any step may have its first record
+  send fail (``deliver_fails``).
 * Bounds keep the space finite and small: see :class:`Bounds`. States with more active
   incidents than the bound are counted but not expanded (a TLC ``CONSTRAINT``).
 
@@ -23,10 +26,11 @@ Breadth-first search from the roots (a capable or legacy client; a fresh session
 configuration only until it is expanded. To get a successor, the configuration is *cloned*
 (a structural copy of the ledger's slots and the client's lists, ~tens of µs) and one action is
 fed to the clone; re-running the shortest path to every frontier state would cost the whole
-prefix's machine transitions (python-statemachine transitions cost ~100-200 µs, creation
-~300-500 µs) per successor. Cloning a machine would cost as much as creating one, so a cloned
-incident gets a lazy stand-in that creates the real ``IncidentMachine`` (resuming from the
-incident's state, with the ledger's listener) the first time the ledger sends it an event.
+prefix's machine transitions per successor (python-statemachine: ~100-200 µs per transition,
+~0.5-1 ms per instance on this machine). Cloning a machine costs as much as creating one, so a
+cloned incident gets a stand-in (:class:`_LazyMachine`) that asks a real ``IncidentMachine``
+when the ledger sends it an event, and remembers the answer for that (incident, event) for the
+rest of the run. New incidents get their real machine from the ledger itself.
 
 Every edge is checked against every invariant; every new state is also checked for traps (each
 active incident must still be able to leave the active set through its own policy's event).
@@ -40,7 +44,9 @@ bugs and requires each to be caught (:mod:`lifecycle._mutants`).
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
+import itertools
 import json
 import re
 import sys
@@ -55,7 +61,7 @@ from pydantic import BaseModel
 
 from .claude import from_stream_json
 from .client import ClientProjection
-from .conditions import Recovery
+from .conditions import Condition, Recovery
 from .errors import LocalProtocolError
 from .events import (
     Assistant,
@@ -86,11 +92,15 @@ __all__ = [
     "Bounds",
     "CheckResult",
     "Explorer",
+    "PathReplay",
     "Violation",
+    "check_escape",
     "cli_main",
     "declared_incident_transitions",
     "explore",
+    "forget_machine_answers",
     "render_report",
+    "run_path",
 ]
 
 SESSION_ID = "s1"
@@ -134,9 +144,9 @@ class Bounds:
     turns: int = 2  # prompts per session
     incidents: int = 3  # concurrent active incidents; states beyond are not expanded
     replacements: int = 1  # runtime replacements
-    retries: int = 2  # api_retry events per turn
-    notices: int = 2  # model-fallback notices per session
-    send_failures: int = 2  # injected failed sends per session
+    retries: int = 2  # api_retry warnings shown per turn (the warning's revision)
+    notices: int = 2  # revisions of one model-fallback notice (consecutive updates)
+    failed_sends: bool = True  # also explore every step with its first send failing
 
 
 # ---------------------------------------------------------------------------- observer
@@ -160,11 +170,28 @@ class _Recorder:
         self.notes.append(what)
 
 
-class _LazyMachine:
-    """Stands in for a cloned incident's machine until the ledger sends it an event.
+#: The real ``IncidentMachine``'s answers, per run: ``(event, incident fingerprint)`` -> (the
+#: incident fields the machine changed, the exception it raised, the transitions it reported).
+#: A machine's behaviour is a function of its state and its model (the guards read the model),
+#: so the first answer for each distinct incident and event is the answer; ``Explorer.run``
+#: clears the cache, so a patched (mutant) machine is asked afresh.
+_MACHINE_ANSWERS: dict[Hashable, tuple[dict[str, Any], BaseException | None, tuple[tuple[str, str, str], ...]]] = {}
 
-    The real :class:`IncidentMachine` is created then, resuming from the incident's state (model
-    binding) with the cloned ledger's listener, and replaces the stand-in on the incident.
+
+def forget_machine_answers() -> None:
+    """Forget every cached machine answer (the machine class may have been patched since)."""
+    _MACHINE_ANSWERS.clear()
+
+
+class _LazyMachine:
+    """Stands in for a cloned incident's machine.
+
+    Cloning a python-statemachine instance costs as much as creating one (~0.5-1 ms here), and
+    almost every clone's machine is never sent anything. When the ledger does send the stand-in
+    an event, a real :class:`IncidentMachine` is created on the incident (resuming from its
+    state, with a listener) and asked, unless the same question was already answered in this run
+    (:data:`_MACHINE_ANSWERS`); the answer is applied to the incident and reported to the
+    observer exactly as the real machine's listener reports it.
     """
 
     __slots__ = ("_model", "_recorder")
@@ -181,7 +208,35 @@ class _LazyMachine:
         return machine
 
     def send(self, event: str, *args: Any, **kwargs: Any) -> Any:
-        return self._real().send(event, *args, **kwargs)
+        if args or kwargs:
+            return self._real().send(event, *args, **kwargs)
+        model = self._model
+        fields = [n for n in _slots_of(type(model)) if n != "machine"]
+        key = (str(event), _fingerprint(model))
+        answer = _MACHINE_ANSWERS.get(key)
+        if answer is None:
+            before = {n: getattr(model, n, None) for n in fields}
+            probe = _Recorder()
+            listener = TransitionListener(probe, SESSION_ID)
+            machine = IncidentMachine(model=model, state_field="state", listeners=[listener])
+            raised: BaseException | None = None
+            try:
+                machine.send(event)
+            except Exception as exc:
+                raised = exc
+            changed = {n: getattr(model, n, None) for n in fields if getattr(model, n, None) != before[n]}
+            answer = (changed, raised, tuple((t[1], t[2], t[3]) for t in probe.transitions))
+            _MACHINE_ANSWERS[key] = answer
+            for n in changed:  # undone, then applied below like any cached answer
+                setattr(model, n, before[n])
+        changed, raised, reported = answer
+        if raised is not None:
+            raise raised.with_traceback(None)
+        for n, v in changed.items():
+            setattr(model, n, v)
+        for source, target, ev in reported:
+            self._recorder.transitions.append((model.id, source, target, ev))
+        return None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real(), name)
@@ -221,51 +276,112 @@ def _is_frozen(cls: type) -> bool:
     return frozen
 
 
+_Cloner = Callable[[Any, dict[int, Any], _Recorder], Any]
+_cloners: dict[type, _Cloner] = {}
+
+
 def _clone(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
-    """A structural copy of ``value`` (immutable values are shared; machines become lazy)."""
-    if isinstance(value, _ATOMIC):
-        return value
-    key = id(value)
-    if key in memo:
-        return memo[key]
+    """A structural copy of ``value`` (immutable values are shared; machines become lazy).
+
+    Dispatches on the exact type (decided once per type): this runs for every successor.
+    """
     cls = type(value)
-    out: Any
-    if cls is tuple:
-        out = tuple(_clone(v, memo, recorder) for v in value)
-    elif cls is list:
-        out = memo[key] = []
-        out.extend(_clone(v, memo, recorder) for v in value)
-    elif cls is dict:
-        out = memo[key] = {}
-        for k, v in value.items():
-            out[k] = _clone(v, memo, recorder)
-    elif cls is deque:
-        out = memo[key] = deque(_clone(v, memo, recorder) for v in value)
-    elif isinstance(value, _Recorder):
-        out = recorder
-    elif isinstance(value, TransitionListener):
-        out = TransitionListener(recorder, SESSION_ID)
-    elif isinstance(value, (IncidentMachine, _LazyMachine)):
-        model = value.model if isinstance(value, IncidentMachine) else value._model
-        out = _LazyMachine(_clone(model, memo, recorder), recorder)
-    elif _is_frozen(cls):
-        out = value
-    elif _slots_of(cls):
-        out = memo[key] = object.__new__(cls)
-        for name in _slots_of(cls):
-            if hasattr(value, name):
-                object.__setattr__(out, name, _clone(getattr(value, name), memo, recorder))
-        if hasattr(value, "__dict__"):
-            for k, v in vars(value).items():
-                object.__setattr__(out, k, _clone(v, memo, recorder))
-    elif hasattr(value, "__dict__"):
-        out = memo[key] = object.__new__(cls)
-        for k, v in vars(value).items():
-            object.__setattr__(out, k, _clone(v, memo, recorder))
-    else:  # pragma: no cover - nothing else lives in a ledger today
-        raise TypeError(f"cannot clone {cls.__name__}")
-    memo[key] = out
+    cloner = _cloners.get(cls)
+    if cloner is None:
+        cloner = _cloners[cls] = _cloner_for(cls)
+    return cloner(value, memo, recorder)
+
+
+def _share(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return value
+
+
+def _clone_tuple(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return tuple([_clone(v, memo, recorder) for v in value])
+
+
+def _clone_list(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return [_clone(v, memo, recorder) for v in value]
+
+
+def _clone_dict(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return {k: _clone(v, memo, recorder) for k, v in value.items()}
+
+
+def _clone_deque(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return deque(_clone(v, memo, recorder) for v in value)
+
+
+def _clone_set(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return {_clone(v, memo, recorder) for v in value}
+
+
+def _clone_recorder(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return recorder
+
+
+def _clone_listener(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    return TransitionListener(recorder, SESSION_ID)
+
+
+def _clone_machine(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    model = value.model if isinstance(value, IncidentMachine) else value._model
+    return _LazyMachine(_clone(model, memo, recorder), recorder)
+
+
+def _clone_client(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+    # The client's transcript only grows, and an entry is replaced, never changed in place
+    # (``ClientProjection.receive_meta``): the entries can be shared, the containers cannot.
+    out = copy.copy(value)
+    out.entries = list(value.entries)
+    out.received = {k: list(v) for k, v in value.received.items()}
+    out._index = dict(value._index)
     return out
+
+
+def _cloner_for(cls: type) -> _Cloner:
+    if issubclass(cls, _ATOMIC) or _is_frozen(cls):
+        return _share
+    simple: dict[type, _Cloner] = {
+        tuple: _clone_tuple,
+        list: _clone_list,
+        dict: _clone_dict,
+        deque: _clone_deque,
+        set: _clone_set,
+        _Recorder: _clone_recorder,
+        TransitionListener: _clone_listener,
+        _LazyMachine: _clone_machine,
+        ClientProjection: _clone_client,
+    }
+    if cls in simple:
+        return simple[cls]
+    if issubclass(cls, IncidentMachine):
+        return _clone_machine
+    slots = _slots_of(cls)
+    has_dict = "__dict__" in dir(cls) and not slots
+
+    def clone_object(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
+        # Objects are the only values that may be shared inside a ledger (an incident referenced
+        # twice): keep their identity with ``memo``.
+        key = id(value)
+        done = memo.get(key)
+        if done is not None:
+            return done
+        out = object.__new__(cls)
+        memo[key] = out
+        setter = object.__setattr__
+        for name in slots:
+            try:
+                item = getattr(value, name)
+            except AttributeError:
+                continue
+            setter(out, name, _clone(item, memo, recorder))
+        if has_dict or hasattr(value, "__dict__"):
+            for k, v in vars(value).items():
+                setter(out, k, _clone(v, memo, recorder))
+        return out
+
+    return clone_object
 
 
 def _fingerprint(value: Any) -> Hashable:
@@ -279,6 +395,8 @@ def _fingerprint(value: Any) -> Hashable:
         return ("[", *(_fingerprint(v) for v in value))
     if cls is dict:
         return ("{", *((k, _fingerprint(v)) for k, v in value.items()))
+    if cls is set:
+        return ("set", frozenset(_fingerprint(v) for v in value))
     if _is_frozen(cls):
         return value  # type: ignore[no-any-return]
     names = _slots_of(cls)
@@ -290,8 +408,75 @@ def _fingerprint(value: Any) -> Hashable:
 
 
 def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
-    """The abstract state of a ledger: every slot except identity constants and observers."""
+    """The complete state of a ledger: every slot except identity constants and observers."""
     return _fingerprint(ledger)
+
+
+# The explorer's VIEW (in TLC's sense): what two ledgers must share to count as one abstract
+# state. It is generic over the ledger's slots (new core state is part of it by default) except
+# for what cannot change what the ledger does next:
+#   * presentation: an incident's category and record, a failure's text; a ``Condition`` only
+#     by its recovery policy, severity and legacy JSON-RPC code (the rows that share those behave
+#     alike; which one a record shows is checked by the invariants on every edge, not merged);
+#   * the sequence counter and the sequence numbers in session-scoped and notice ids (ids need
+#     only be new; ``new_id_per_occurrence`` checks every published id against the concrete ones);
+#   * an incident's revision: the ledger never branches on it (it only adds one), and every
+#     delivered revision is checked on its edge (``revisions_increase``, ``belief_equals_client``).
+#     This also bounds repeated warnings and notice updates: an update leads back to its state;
+#   * ``_last_record_id`` only by whether it names the active notice, and ``_runtime_incident``
+#     only by whether it is set: the only comparisons the ledger makes with them;
+#   * a settled turn only by its id (what it captured while running is never read again).
+_SEQ_ID = re.compile(r"(?<=:)\d+$")
+_VIEW_DROP = frozenset(
+    {"machine", "_observer", "_listeners", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
+)
+
+
+def _id_view(text: str) -> str:
+    return _SEQ_ID.sub("#", text) if text.startswith(f"{SESSION_ID}:") else text
+
+
+def _view(value: Any) -> Hashable:
+    if isinstance(value, str):
+        return _id_view(value)
+    if isinstance(value, Condition):
+        return (value.recovery, value.severity, value.legacy_code)
+    if isinstance(value, _ATOMIC):
+        return value
+    cls = type(value)
+    if cls is tuple:
+        if value and isinstance(value[0], Condition):
+            return _view(value[0])  # a turn's captured failure: (condition, Claude's text)
+        return tuple(_view(v) for v in value)
+    if cls is list or cls is deque:
+        return ("[", *(_view(v) for v in value))
+    if cls is dict:
+        return ("{", *((_view(k), _view(v)) for k, v in value.items()))
+    if cls is set:
+        return ("set", frozenset(_view(v) for v in value))
+    if _is_frozen(cls):
+        return value  # type: ignore[no-any-return]
+    names = _slots_of(cls) or tuple(sorted(vars(value)))
+    return (cls.__name__, *(_view(getattr(value, n, None)) for n in names if n not in _VIEW_DROP))
+
+
+def ledger_view(ledger: SessionLedger) -> Hashable:
+    """The abstract state of a ledger (see the VIEW comment above)."""
+    parts: list[Hashable] = []
+    notices = {a.id for a in ledger.active if a.state == "noticed"}
+    for name in _slots_of(type(ledger)):
+        if name in _VIEW_DROP:
+            continue
+        value = getattr(ledger, name, None)
+        if name == "_last_record_id":
+            parts.append(value in notices)
+        elif name == "_runtime_incident":
+            parts.append(value is not None)
+        elif name == "_turn" and value is not None and getattr(value, "settled", False):
+            parts.append(("settled turn", value.turn_id))  # what it captured no longer matters
+        else:
+            parts.append(_view(value))
+    return tuple(parts)
 
 
 # ---------------------------------------------------------------------------- the world
@@ -305,16 +490,24 @@ class World:
     client: ClientProjection
     root: str
     turns: int = 0
-    retries: int = 0
-    replacements: int = 0
     notices: int = 0
     failures_used: int = 0
-    fail_next: int = 0
+    fail_next: int = 0  # within one step only: its first send fails
     #: the kind of Claude failure text seen in the running turn (spec reference: legacy codes)
     turn_failure: str | None = None
-    settled: tuple[tuple[str, str], ...] = ()
+    settled: tuple[str, ...] = ()  # the prompts settled so far (planned settlements, delivered or not)
     closed: frozenset[str] = frozenset()
     flow: str = "idle"
+    max_turns: int | None = None  # the root's own turn bound
+    dead: bool = False  # the runtime's query iterator threw or ended; replaced by runtime_replaced
+    _active_view: tuple[ActiveIncident, ...] | None = None
+
+    @property
+    def active(self) -> tuple[ActiveIncident, ...]:
+        """``ledger.active``, computed once: read only once the world's step is over."""
+        if self._active_view is None:
+            self._active_view = self.ledger.active
+        return self._active_view
 
     @property
     def running(self) -> bool:
@@ -328,33 +521,23 @@ class World:
             client=_clone(self.client, memo, recorder),
             root=self.root,
             turns=self.turns,
-            retries=self.retries,
-            replacements=self.replacements,
             notices=self.notices,
             failures_used=self.failures_used,
-            fail_next=self.fail_next,
             turn_failure=self.turn_failure,
             settled=self.settled,
             closed=self.closed,
             flow=self.flow,
+            max_turns=self.max_turns,
+            dead=self.dead,
         )
 
     def key(self) -> Hashable:
-        return (
-            self.root,
-            ledger_fingerprint(self.ledger),
-            tuple((r.id, r.revision) for r in self.client.records),
-            self.turns,
-            self.retries,
-            self.replacements,
-            self.notices,
-            self.failures_used,
-            self.fail_next,
-            self.turn_failure,
-            self.settled,
-            self.closed,
-            self.flow,
-        )
+        """The abstract state: the root and the ledger's VIEW. The rest follows from it or cannot
+        change what happens next: the turn count, settled prompts, reference failure kind and
+        flow state follow from the ledger; the client's open records are the ledger's active
+        incidents (``belief_equals_client``) and its closed ones never change again
+        (``historical_never_back``); the counters below only feed the report."""
+        return (self.root, self.dead, ledger_view(self.ledger))
 
 
 def ledger_flow_state(ledger: SessionLedger) -> str:
@@ -393,11 +576,17 @@ def _assistant(text: str, model: str, error: str | None = None, uuid: str = "a1"
     return line
 
 
+def _retry_line(world: World) -> Line:
+    if _retry_revision(world) == 0:
+        return _retry(world, 429, "rate_limit")
+    return _retry(world, None, "unknown")
+
+
 def _retry(world: World, status: int | None, kind: str) -> Line:
     return {
         "type": "system",
         "subtype": "api_retry",
-        "attempt": world.retries + 1,
+        "attempt": _retry_revision(world) + 1,
         "max_retries": 10,
         "retry_delay_ms": 500,
         "error_status": status,
@@ -425,20 +614,47 @@ class Action:
     publishes_nothing: bool = False  # recovery-only events: nothing may be sent
 
 
+# The environment: a Claude runtime emits SDK messages only while it is alive; once its query
+# iterator threw or ended it is dead until the adapter replaces it, and the adapter replaces only
+# a dead runtime and prompts only on a live one. ``auth_status``/``authenticate``, cancellation and
+# late events from a replaced runtime may arrive at any time.
+
+
 def _always(world: World, bounds: Bounds) -> bool:
     return True
 
 
+def _alive(world: World, bounds: Bounds) -> bool:
+    return not world.dead
+
+
 def _while_running(world: World, bounds: Bounds) -> bool:
-    return world.running
+    return world.running and not world.dead
+
+
+def _retry_revision(world: World) -> int:
+    turn = world.ledger.turn
+    return world.ledger.revision_of(f"{turn.turn_id}:error") if turn else 0
 
 
 def _retry_allowed(world: World, bounds: Bounds) -> bool:
-    return world.running and world.retries < bounds.retries
+    return _while_running(world, bounds) and _retry_revision(world) < bounds.retries
+
+
+def _turn_bound(world: World, bounds: Bounds) -> int:
+    return bounds.turns if world.max_turns is None else min(bounds.turns, world.max_turns)
 
 
 def _prompt_allowed(world: World, bounds: Bounds) -> bool:
-    return not world.running and world.turns < bounds.turns
+    return not world.running and not world.dead and world.turns < _turn_bound(world, bounds)
+
+
+def _replace_allowed(world: World, bounds: Bounds) -> bool:
+    return world.dead and world.ledger.runtime < bounds.replacements
+
+
+def _notice_revision(world: World) -> int:
+    return max((a.revision for a in world.active if a.state == "noticed"), default=0)
 
 
 def _turn_id(world: World) -> str:
@@ -452,45 +668,60 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "prompt_while_running",
         lambda w: (_adapter("prompt", turnId=_turn_id(w)),),
-        lambda w, b: w.running and w.turns < b.turns,
+        lambda w, b: _while_running(w, b) and w.turns < _turn_bound(w, b),
     ),
-    Action("api_retry", lambda w: (_retry(w, 429, "rate_limit"),), _retry_allowed, "api_retry"),
-    Action("api_retry_no_response", lambda w: (_retry(w, None, "unknown"),), _retry_allowed, "api_retry"),
+    # A client re-sends a prompt with the last turn's id (a retried request): refused.
+    Action(
+        "prompt_reusing_turn_id",
+        lambda w: (_adapter("prompt", turnId=w.ledger.turn.turn_id if w.ledger.turn else "t0"),),
+        lambda w, b: w.ledger.turn is not None and not w.running,
+    ),
+    # The first retry of a turn got an HTTP response (429), the next one none (a connection
+    # error): both kinds, one letter (the VIEW would merge their successors anyway).
+    Action("api_retry", lambda w: (_retry_line(w),), _retry_allowed, "api_retry"),
     Action(
         "rate_limit_error",
         lambda w: (_assistant(RATE_TEXT, "<synthetic>", "rate_limit"),),
-        _always,
+        _while_running,
         "claude_failure",
         failure_kind="rate_limit",
     ),
     Action(
         "auth_error",
         lambda w: (_assistant(AUTH_TEXT, "<synthetic>", "authentication_failed"),),
-        _always,
+        _while_running,
         "claude_failure",
         failure_kind="auth",
     ),
     Action(
         "usage_limit_error",
         lambda w: (_assistant(LIMIT_TEXT, "<synthetic>", "rate_limit"),),
-        _always,
+        _while_running,
         "claude_failure",
         failure_kind="usage_limit",
     ),
     Action(
         "real_answer",
         lambda w: (_assistant(ANSWER_TEXT, "claude-opus-4-5"),),
-        _always,
+        _while_running,
         "real_answer",
         recovers=_ANSWER_RECOVERS,
     ),
-    Action("local_command", lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),), _always, "local_command"),
+    Action(
+        "local_command", lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),), _while_running, "local_command"
+    ),
     Action(
         "result_success",
         lambda w: (
-            {"type": "result", "subtype": "success", "is_error": False, "result": ANSWER_TEXT, "stop_reason": "end_turn"},
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "result": ANSWER_TEXT,
+                "stop_reason": "end_turn",
+            },
         ),
-        _always,
+        _alive,
         "result_success",
         recovers=frozenset({Recovery.CONFIRMED_ATTEMPT}),
     ),
@@ -506,7 +737,7 @@ ACTIONS: tuple[Action, ...] = (
                 "terminal_reason": "api_error",
             },
         ),
-        _always,
+        _alive,
         "result_error",
         settles_with_failure=True,
     ),
@@ -526,20 +757,22 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "query_error",
         lambda w: (_adapter("query_error", message=QUERY_ERROR_TEXT),),
-        _always,
+        _alive,
         "runtime_lost",
         settles_with_failure=True,
     ),
     Action(
-        "worker_shutting_down",
-        lambda w: ({"type": "system", "subtype": "worker_shutting_down", "reason": "idle"},),
-        _always,
+        "worker_shutdown_eof",
+        lambda w: ({"type": "system", "subtype": "worker_shutting_down", "reason": "idle"}, _adapter("query_end")),
+        _alive,
+        "runtime_lost",
+        settles_with_failure=True,
     ),
-    Action("query_end", lambda w: (_adapter("query_end"),), _always, "runtime_lost", settles_with_failure=True),
+    Action("query_end", lambda w: (_adapter("query_end"),), _alive, "runtime_lost", settles_with_failure=True),
     Action(
         "runtime_replaced",
         lambda w: (_adapter("runtime_replaced"),),
-        lambda w, b: w.replacements < b.replacements,
+        _replace_allowed,
         recovers=frozenset({Recovery.RUNTIME_REPLACED}),
         publishes_nothing=True,
     ),
@@ -549,21 +782,16 @@ ACTIONS: tuple[Action, ...] = (
             {
                 "type": "system",
                 "subtype": "model_fallback",
-                "content": FALLBACK_TEXTS[w.notices % len(FALLBACK_TEXTS)],
+                "content": FALLBACK_TEXTS[_notice_revision(w) % len(FALLBACK_TEXTS)],
                 "original_model": "claude-opus-4-5",
                 "fallback_model": "claude-sonnet-4-5",
                 "trigger": "overloaded",
             },
         ),
-        lambda w, b: w.notices < b.notices,
+        lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices,  # emitted during a query
         recovers=frozenset({Recovery.NEVER}),  # only by a newer notice superseding it
     ),
     Action("cancel", lambda w: (_adapter("cancel"),), _while_running, "cancel"),
-    Action(
-        "deliver_fails",
-        lambda w: (_adapter("deliver_fails", count=1),),
-        lambda w, b: w.fail_next == 0 and w.failures_used < b.send_failures,
-    ),
     Action(
         "late_event",
         lambda w: (_adapter("late_event", runtime=w.ledger.runtime - 1, note=_STALE_RUNTIME_NOTE,
@@ -604,6 +832,7 @@ class Root:
     history: tuple[Line, ...] | None = None
     limits: int = 0
     active_limit: int | None = None
+    turns: int | None = None  # a tighter turn bound for this root (a loaded session is explored less)
 
 
 _H_LATEST = (
@@ -622,11 +851,11 @@ _H_ORPHAN = (_history_assistant("m1", LIMIT_TEXT, "<synthetic>"),)
 
 ROOTS: tuple[Root, ...] = (
     Root("capable/new", True),
-    Root("capable/load-latest-limit-active", True, _H_LATEST, limits=2, active_limit=1),
-    Root("capable/load-limit-recovered", True, _H_RECOVERED, limits=1, active_limit=None),
-    Root("capable/load-limit-without-user-message", True, _H_ORPHAN, limits=1, active_limit=0),
+    Root("capable/load-latest-limit-active", True, _H_LATEST, limits=2, active_limit=1, turns=1),
+    Root("capable/load-limit-recovered", True, _H_RECOVERED, limits=1, active_limit=None, turns=1),
+    Root("capable/load-limit-without-user-message", True, _H_ORPHAN, limits=1, active_limit=0, turns=1),
     Root("legacy/new", False),
-    Root("legacy/load-latest-limit-active", False, _H_LATEST, limits=2, active_limit=1),
+    Root("legacy/load-latest-limit-active", False, _H_LATEST, limits=2, active_limit=1, turns=1),
 )
 
 
@@ -653,6 +882,7 @@ class Step:
     refused: LocalProtocolError | None = None
     error: BaseException | None = None
     root: Root | None = None
+    fail_first: bool = False
 
     @property
     def name(self) -> str:
@@ -665,12 +895,12 @@ class Step:
 
     @property
     def before_active(self) -> tuple[ActiveIncident, ...]:
-        return self.before.ledger.active if self.before else ()
+        return self.before.active if self.before else ()
 
     @property
     def left(self) -> list[ActiveIncident]:
         """Incidents active before this step and not after it."""
-        now = {a.id for a in self.after.ledger.active}
+        now = {a.id for a in self.after.active}
         return [a for a in self.before_active if a.id not in now]
 
     @property
@@ -734,24 +964,18 @@ def _finish(step: Step) -> None:
     if action is not None:
         if action.name == "prompt" and step.accepted and step.refused is None:
             w.turns += 1
-            w.retries = 0
             w.turn_failure = None
-        elif action.name in ("api_retry", "api_retry_no_response"):
-            w.retries += 1
-        elif action.name == "runtime_replaced":
-            w.replacements += 1
         elif action.name == "model_fallback":
             w.notices += 1
-        elif action.name == "deliver_fails":
-            w.fail_next += 1
-            w.failures_used += 1
+        elif action.name == "runtime_replaced":
+            w.dead = False
+        if action.flow_event == "runtime_lost":
+            w.dead = True
         if action.failure_kind and step.was_running and step.before and step.before.turn_failure is None:
             w.turn_failure = action.failure_kind
         if action.flow_event is not None and step.accepted and step.before is not None:
             w.flow = _FLOW.get((step.before.flow, action.flow_event), step.before.flow)
-    settled = [
-        (out.turn_id, _outcome(out)) for out, _ in step.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))
-    ]
+    settled = [out.turn_id for out, _ in step.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
     if settled:
         w.settled = w.settled + tuple(settled)
     closed = {t[0] for t in step.recorder.transitions if t[2] == "historical"}
@@ -762,14 +986,18 @@ def _finish(step: Step) -> None:
 _FLOW = flow_transitions()
 
 
-def run_step(before: World, action: Action) -> Step:
-    """Apply ``action`` to a clone of ``before`` (``before`` itself is left untouched)."""
+def run_step(before: World, action: Action, *, fail_first: bool = False) -> Step:
+    """Apply ``action`` to a clone of ``before`` (``before`` itself is left untouched).
+
+    ``fail_first``: the step's first send fails (``deliver_fails`` before the action's lines).
+    """
     recorder = _Recorder()
     world = before.clone(recorder)
-    step = Step(action, before, world, [], recorder)
+    step = Step(action, before, world, [], recorder, fail_first=fail_first)
+    if fail_first:
+        world.fail_next = 1
+        world.failures_used += 1
     for line in action.lines(before):
-        if line.get("event") == "deliver_fails":
-            continue  # environment only: counted in _finish
         try:
             event = _event_for(line, world)
             if event is None:
@@ -793,7 +1021,7 @@ def make_root(root: Root) -> Step:
     lines = _root_lines(root)
     negotiated = negotiate(lines[0]["clientCapabilities"])
     ledger = SessionLedger(SESSION_ID, negotiated=negotiated, epoch=EPOCH, observer=recorder)
-    world = World(ledger=ledger, client=ClientProjection(), root=root.name)
+    world = World(ledger=ledger, client=ClientProjection(), root=root.name, max_turns=root.turns)
     step = Step(None, None, world, [], recorder, root=root)
     if root.history is not None:
         try:
@@ -842,13 +1070,16 @@ def no_crash(s: Step) -> str | None:
 @invariant
 def refusals_change_nothing(s: Step) -> str | None:
     """An event from a replaced runtime is refused, never applied; an event that cannot apply now
-    (a second concurrent prompt) leaves the session unchanged."""
+    (a second concurrent prompt, a turn id already used) leaves the session unchanged
+    (``SessionLedger.feed``: "The ledger is unchanged")."""
     if s.before is None or s.action is None:
         return None
     if s.action.late and s.accepted:
         return "an event from the replaced runtime was accepted"
     if s.action.name == "prompt_while_running" and s.refused is None:
         return "a second concurrent prompt was accepted"
+    if s.action.name == "prompt_reusing_turn_id" and s.refused is None:
+        return "a prompt reusing a turn id was accepted"
     if (not s.accepted or s.refused is not None) and (
         s.sent or ledger_fingerprint(s.after.ledger) != ledger_fingerprint(s.before.ledger)
     ):
@@ -861,7 +1092,7 @@ def revisions_increase(s: Step) -> str | None:
     """The same ``id`` with a higher ``revision`` updates that entry in place without moving it:
     per id, delivered revisions strictly increase."""
     for rid, revs in s.after.client.received.items():
-        if any(b <= a for a, b in zip(revs, revs[1:], strict=False)):
+        if any(b <= a for a, b in itertools.pairwise(revs)):
             return f"{rid} delivered revisions {revs}"
     if s.before is not None:
         before = _positions(s.before.client)
@@ -936,7 +1167,7 @@ def id_namespaces(s: Step) -> str | None:
             expected: re.Pattern[str] | str = _turn_error_id(out.turn_id)
         elif name == "model_fallback":
             expected = _NOTICE_ID
-        elif name in ("api_retry", "api_retry_no_response"):
+        elif name == "api_retry":
             turn = s.after.ledger.turn
             expected = _turn_error_id(turn.turn_id) if turn else "<no turn>"
         elif name == "root":
@@ -953,19 +1184,28 @@ def id_namespaces(s: Step) -> str | None:
 @invariant
 def wire_valid(s: Step) -> str | None:
     """The record is placed under ``_meta.jetbrains.air.sessionFailure`` next to ``version: 1``,
-    validates against the wire model, and the schema is identical on both carriers."""
-    for out, _, rec in s.records():
+    validates against the wire model, and the schema is identical on both carriers: every
+    message's wire record (if any) is exactly the record the adapter published."""
+    for out, _ in s.sent:
         msg = out.to_jsonrpc()
         if isinstance(out, PromptResponseOut):
             meta = msg.get("result", {}).get("_meta")
-        else:
+        elif isinstance(out, SessionUpdateOut):
             meta = msg.get("params", {}).get("update", {}).get("_meta")
+        else:
+            meta = msg.get("error", {}).get("_meta")
         try:
             parsed = read_record(meta)
         except MalformedRecordError as exc:
-            return f"{rec.id}: {exc}"
-        if parsed != rec or meta["jetbrains"]["air"].get("version") != 1:
-            return f"{rec.id}: the wire record differs from the planned one, or version is not 1"
+            return f"{type(out).__name__}: {exc}"
+        rec = out.record
+        if parsed != rec:
+            shown = f"{parsed.id} r{parsed.revision}" if parsed else None
+            return f"{type(out).__name__} carries {shown} on the wire but published {rec.id if rec else None}"
+        if rec is None:
+            continue
+        if meta["jetbrains"]["air"].get("version") != 1:
+            return f"{rec.id}: not next to version 1"
         if SessionFailure.model_validate(rec.to_wire()) != rec:
             return f"{rec.id}: the record does not round-trip through the wire model"
     return None
@@ -977,7 +1217,7 @@ def warning_never_settles(s: Step) -> str | None:
     for out, _, rec in s.records():
         if rec.severity is Severity.WARNING and isinstance(out, PromptResponseOut):
             return f"warning {rec.id} rode the PromptResponse"
-    if s.name in ("api_retry", "api_retry_no_response", "model_fallback"):
+    if s.name in ("api_retry", "model_fallback"):
         if any(isinstance(out, (PromptResponseOut, PromptErrorOut)) for out, _ in s.sent):
             return f"{s.name} settled the prompt"
         if s.was_running and not s.after.running:
@@ -1014,8 +1254,9 @@ def other_records_on_session_info_update(s: Step) -> str | None:
     for out, _, rec in s.records():
         if isinstance(out, PromptResponseOut):
             continue
-        if not isinstance(out, SessionUpdateOut) or out.update.get("sessionUpdate") != "session_info_update":
-            return f"{rec.id} rode {type(out).__name__} {out.update.get('sessionUpdate')!r}"
+        kind = out.update.get("sessionUpdate") if isinstance(out, SessionUpdateOut) else None
+        if kind != "session_info_update":
+            return f"{rec.id} rode {type(out).__name__} {kind!r}"
     return None
 
 
@@ -1023,7 +1264,7 @@ def other_records_on_session_info_update(s: Step) -> str | None:
 def settled_once(s: Step) -> str | None:
     """A prompt is settled exactly once (shared/conformance/FORMAT.md); a cancelled prompt is
     answered with ``stopReason: cancelled``."""
-    seen = [t for t, _ in (s.before.settled if s.before else ())]
+    seen = list(s.before.settled if s.before else ())
     for out, _ in s.sent:
         if isinstance(out, (PromptResponseOut, PromptErrorOut)):
             if out.turn_id in seen:
@@ -1061,7 +1302,7 @@ def historical_never_back(s: Step) -> str | None:
     active state; it does not delete or rewrite the historical entry."""
     if s.before is None:
         return None
-    active = {a.id for a in s.after.ledger.active}
+    active = {a.id for a in s.after.active}
     back = active & s.before.closed
     if back:
         return f"{sorted(back)} came back into the active set"
@@ -1095,7 +1336,7 @@ def belief_equals_client(s: Step) -> str | None:
     """The adapter's belief (active set, revisions) equals what the client actually received,
     whatever sends failed: a failed send leaves the incident as the client last saw it."""
     client = {r.id: r for r in s.after.client.records if r.id not in s.after.closed}
-    active = {a.id: a for a in s.after.ledger.active}
+    active = {a.id: a for a in s.after.active}
     if set(client) != set(active):
         return f"ledger active {sorted(active)} != client's open records {sorted(client)}"
     for rid, a in active.items():
@@ -1116,7 +1357,7 @@ def legacy_unchanged(s: Step) -> str | None:
     for out, _ in s.sent:
         if out.record is not None or "jetbrains" in json.dumps(out.to_jsonrpc()):
             return f"a legacy client was sent _meta.jetbrains ({type(out).__name__})"
-    if s.after.ledger.active:
+    if s.after.active:
         return "a legacy session holds active incidents"
     if s.failure_settle_expected:
         settles = [out for out, _ in s.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
@@ -1181,7 +1422,7 @@ def replay_latest_only(s: Step) -> str | None:
     ]
     if kinds != expected_kinds:
         return f"replayed transcript order {kinds}, expected {expected_kinds}"
-    active = [a.id for a in s.after.ledger.active]
+    active = [a.id for a in s.after.active]
     want = [] if root.active_limit is None else [records[root.active_limit].id]
     if active != want:
         return f"after replay {active} are active, expected {want}"
@@ -1203,13 +1444,14 @@ def _escape_events(policy: Recovery) -> tuple[Event, ...]:
     prompt = PromptStarted(turn_id="t-escape")
     answer = Assistant(text=ANSWER_TEXT, model="claude-opus-4-5")
     ok = Result(subtype="success", is_error=False, stop_reason="end_turn")
-    return {
+    scripts: dict[Recovery, tuple[Event, ...]] = {
         Recovery.AUTH_STATUS: (AuthStatus(ok=True),),
         Recovery.RUNTIME_REPLACED: (RuntimeReplaced(),),
         Recovery.REAL_MODEL_ANSWER: (prompt, answer),
         Recovery.CONFIRMED_ATTEMPT: (prompt, answer, ok),
         Recovery.NEVER: (prompt, answer, ok, ModelFallback(content="Switched to claude-haiku-4-5")),
-    }[policy]
+    }
+    return scripts[policy]
 
 
 RECOVERY_REACHABLE = Invariant(
@@ -1222,12 +1464,12 @@ RECOVERY_REACHABLE = Invariant(
 )
 
 
-def _check_escape(world: World) -> str | None:
-    active = world.ledger.active
+def check_escape(world: World) -> str | None:
+    """The escape check of one configuration: None, or why an active incident cannot recover."""
+    active = world.active
     for policy in sorted({a.recovery for a in active}, key=lambda p: p.value):
         recorder = _Recorder()
         w = world.clone(recorder)
-        w.fail_next = 0
         events: tuple[Event, ...] = _escape_events(policy)
         if w.running:
             events = (Cancelled(), *events)
@@ -1258,13 +1500,21 @@ class Target:
 def _active_with(s: Step, state: str, recovery: Recovery | None = None, min_revision: int = 1) -> bool:
     return any(
         a.state == state and (recovery is None or a.recovery is recovery) and a.revision >= min_revision
-        for a in s.after.ledger.active
+        for a in s.after.active
     )
+
+
+def _outcomes(s: Step) -> list[str]:
+    return [_outcome(o) for o, ok in s.sent if ok and isinstance(o, (PromptResponseOut, PromptErrorOut))]
 
 
 TARGETS: tuple[Target, ...] = (
     Target("warning_active", "an api_retry warning is active", lambda s: _active_with(s, "retrying")),
-    Target("warning_updated", "a warning was updated in place (revision 2)", lambda s: _active_with(s, "retrying", None, 2)),
+    Target(
+        "warning_updated",
+        "a warning was updated in place (revision 2)",
+        lambda s: _active_with(s, "retrying", None, 2),
+    ),
     Target(
         "warning_became_error",
         "a terminal failure updated the turn's warning with a higher revision",
@@ -1281,21 +1531,30 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "background_failure",
         "a session-scoped (background) incident is active",
-        lambda s: any(_SESSION_SCOPED_ID.fullmatch(a.id) for a in s.after.ledger.active),
+        lambda s: any(_SESSION_SCOPED_ID.fullmatch(a.id) for a in s.after.active),
     ),
     Target("notice_active", "a model-fallback notice is active", lambda s: _active_with(s, "noticed")),
     Target("notice_updated", "consecutive notices reused one id", lambda s: _active_with(s, "noticed", None, 2)),
     Target(
         "notice_superseded",
         "a newer notice retired an older one",
-        lambda s: any(t[3] == "superseded" for t in s.recorder.transitions),
+        lambda s: any(t[1] == "noticed" and t[3] == "superseded" for t in s.recorder.transitions),
     ),
-    Target("three_active", "three incidents are active at once", lambda s: len(s.after.ledger.active) >= 3),
-    Target("replay_restored", "a replayed usage limit is active", lambda s: s.root is not None and bool(s.after.ledger.active)),
+    Target("three_active", "three incidents are active at once", lambda s: len(s.after.active) >= 3),
     Target(
-        "replay_archived",
-        "a replayed usage limit was delivered as history",
-        lambda s: any(t[3] == "archive" for t in s.recorder.transitions),
+        "replay_restored",
+        "a replayed usage limit is active",
+        lambda s: s.root is not None and bool(s.after.active),
+    ),
+    Target(
+        "replay_superseded",
+        "an older replayed usage limit became history when a later one was restored",
+        lambda s: s.root is not None and any(t[3] == "superseded" for t in s.recorder.transitions),
+    ),
+    Target(
+        "replay_recovered",
+        "a replayed usage limit was recovered by a later real answer in the history",
+        lambda s: s.root is not None and any(t[3] == "real_model_answer" for t in s.recorder.transitions),
     ),
     Target(
         "failed_send",
@@ -1306,20 +1565,19 @@ TARGETS: tuple[Target, ...] = (
         "republished_after_failed_send",
         "a record was delivered for an id whose earlier send had failed",
         lambda s: any(ok and rec.revision >= 2 for out, ok, rec in s.records())
-        and s.after.failures_used > 0,
+        and s.after.failures_used > 0
+        and not s.fail_first,
     ),
     Target("late_event_refused", "an event from the replaced runtime was refused",
            lambda s: s.action is not None and s.action.late and not s.accepted),
-    Target("prompt_cancelled", "a prompt was cancelled", lambda s: any(o == "cancelled" for _, o in s.after.settled)),
+    Target("prompt_cancelled", "a prompt was cancelled", lambda s: "cancelled" in _outcomes(s)),
     Target(
         "failure_on_prompt_response",
         "a turn-terminal failure rode the PromptResponse",
         lambda s: any(isinstance(o, PromptResponseOut) and o.record is not None and ok for o, ok in s.sent),
     ),
-    Target("legacy_internal_error", "a legacy client got JSON-RPC -32603",
-           lambda s: any(o == "error -32603" for _, o in s.after.settled)),
-    Target("legacy_auth_required", "a legacy client got JSON-RPC -32000",
-           lambda s: any(o == "error -32000" for _, o in s.after.settled)),
+    Target("legacy_internal_error", "a legacy client got JSON-RPC -32603", lambda s: "error -32603" in _outcomes(s)),
+    Target("legacy_auth_required", "a legacy client got JSON-RPC -32000", lambda s: "error -32000" in _outcomes(s)),
     Target("second_turn", "a second prompt ran", lambda s: s.after.turns >= 2),
     Target("runtime_replaced", "the runtime was replaced", lambda s: s.after.ledger.runtime >= 1),
 )
@@ -1419,6 +1677,9 @@ def _label(t: tuple[str, str, str]) -> str:
     return f"{t[0]} --{t[1]}--> {t[2]}"
 
 
+_FAIL_LINE: Line = _adapter("deliver_fails", count=1)
+
+
 @dataclass(slots=True)
 class _Node:
     world: World | None
@@ -1441,9 +1702,11 @@ class Explorer:
         self.bounds = bounds or Bounds()
         self.stop_at_first = stop_at_first
         self.max_states = max_states
+        self._escaped: set[Hashable] = set()
 
     def run(self) -> CheckResult:
         started = time.perf_counter()
+        forget_machine_answers()
         b = self.bounds
         result = CheckResult(bounds=b, invariants=[i.name for i in INVARIANTS] + [RECOVERY_REACHABLE.name])
         result.coverage = {_label(t): 0 for t in declared_incident_transitions()}
@@ -1489,14 +1752,14 @@ class Explorer:
             result.roots += 1
             if not record(step, node):
                 if self.stop_at_first:
-                    return self._done(result, started, complete=False)
+                    return self._done(result, started, complete=False, states=len(seen))
                 continue
             key = step.after.key()
             if key not in seen:
                 seen.add(key)
                 queue.append(node)
                 if not self._state_ok(step.after, node, result, failed) and self.stop_at_first:
-                    return self._done(result, started, complete=False)
+                    return self._done(result, started, complete=False, states=len(seen))
 
         while queue:
             node = queue.popleft()
@@ -1504,36 +1767,48 @@ class Explorer:
             assert world is not None
             node.world = None  # keep only the frontier's configurations in memory
             result.depth = max(result.depth, node.depth)
-            if len(world.ledger.active) > b.incidents:
+            if len(world.active) > b.incidents:
                 result.beyond_bound += 1
                 continue
             for action in ACTIONS:
                 if not action.enabled(world, b):
                     continue
                 lines = action.lines(world)
-                step = run_step(world, action)
-                result.edges += 1
-                child = _Node(step.after, node, lines, action.name, node.depth + 1)
-                if not record(step, child):
-                    if self.stop_at_first:
-                        return self._done(result, started, complete=False)
-                    continue  # do not explore beyond a violation
-                key = step.after.key()
-                if key in seen:
-                    continue
-                seen.add(key)
-                if len(seen) > self.max_states:
-                    return self._done(result, started, complete=False, states=len(seen))
-                if not self._state_ok(step.after, child, result, failed) and self.stop_at_first:
-                    return self._done(result, started, complete=False, states=len(seen))
-                queue.append(child)
+                sent_record = False
+                for fail_first in (False, True):
+                    if fail_first and not (b.failed_sends and sent_record):
+                        break  # fail a send only where it matters: a record that must not be committed
+                    step = run_step(world, action, fail_first=fail_first)
+                    sent_record = bool(step.sent) and step.sent[0][0].record is not None
+                    result.edges += 1
+                    name = action.name + _FAILING if fail_first else action.name
+                    child = _Node(step.after, node, (_FAIL_LINE, *lines) if fail_first else lines, name, node.depth + 1)
+                    if not record(step, child):
+                        if self.stop_at_first:
+                            return self._done(result, started, complete=False, states=len(seen))
+                        continue  # do not explore beyond a violation
+                    key = step.after.key()
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if len(seen) > self.max_states:
+                        return self._done(result, started, complete=False, states=len(seen))
+                    if not self._state_ok(step.after, child, result, failed) and self.stop_at_first:
+                        return self._done(result, started, complete=False, states=len(seen))
+                    queue.append(child)
         return self._done(result, started, complete=True, states=len(seen))
 
     def _state_ok(self, world: World, node: _Node, result: CheckResult, failed: set[str]) -> bool:
-        if RECOVERY_REACHABLE.name in failed or not world.ledger.active:
+        if RECOVERY_REACHABLE.name in failed or not world.active:
             return True
-        msg = _check_escape(world)
+        # The escape depends on the ledger alone: states that differ only in the environment's
+        # counters or the client's history share one check.
+        key = ledger_view(world.ledger)
+        if key in self._escaped:
+            return True
+        msg = check_escape(world)
         if msg is None:
+            self._escaped.add(key)
             return True
         failed.add(RECOVERY_REACHABLE.name)
         result.violations.append(self._violation(RECOVERY_REACHABLE, msg, node))
@@ -1554,8 +1829,57 @@ class Explorer:
             chain.append(cur)
             cur = cur.parent
         chain.reverse()
-        trace = [json.dumps(line, ensure_ascii=False, separators=(",", ":")) for n in chain for line in n.lines]
+        trace = [_dumps(line) for n in chain for line in n.lines]
         return Violation(inv.name, inv.spec, msg, node.depth, [n.step for n in chain], trace)
+
+
+_FAILING = " (first send fails)"
+
+
+@dataclass(slots=True)
+class PathReplay:
+    """A path replayed outside the explorer (see :func:`run_path`)."""
+
+    steps: list[Step]
+    delivered: list[dict[str, Any]]  # every JSON-RPC message the client received, in order
+    lines: list[str]  # the path as ``lifecycle trace`` input
+
+    @property
+    def world(self) -> World:
+        return self.steps[-1].after
+
+
+def run_path(root_name: str, steps: list[str]) -> PathReplay:
+    """Replay a path the explorer reports (``Violation.steps[0]`` is the root, the rest actions).
+
+    Raises ``ValueError`` for an unknown root or action, or an action that is not enabled where
+    the path uses it.
+    """
+    root = next((r for r in ROOTS if r.name == root_name), None)
+    if root is None:
+        raise ValueError(f"no root {root_name!r}")
+    forget_machine_answers()
+    step = make_root(root)
+    delivered = [out.to_jsonrpc() for out, ok in step.sent if ok]
+    replay = PathReplay([step], delivered, [_dumps(x) for x in _root_lines(root)])
+    unbounded = Bounds(turns=99, replacements=99, retries=99, notices=99)
+    for name in steps:
+        fail_first = name.endswith(_FAILING)
+        action = ACTIONS_BY_NAME.get(name.removesuffix(_FAILING))
+        if action is None:
+            raise ValueError(f"no action {name!r}")
+        world = replay.world
+        if not action.enabled(world, unbounded):
+            raise ValueError(f"{name} is not enabled after {replay.lines[-1]}")
+        replay.lines += [_dumps(x) for x in ((_FAIL_LINE,) if fail_first else ()) + action.lines(world)]
+        step = run_step(world, action, fail_first=fail_first)
+        replay.steps.append(step)
+        replay.delivered += [out.to_jsonrpc() for out, ok in step.sent if ok]
+    return replay
+
+
+def _dumps(line: Line) -> str:
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
 def explore(bounds: Bounds | None = None, *, stop_at_first: bool = False) -> CheckResult:
@@ -1571,7 +1895,7 @@ def render_report(result: CheckResult, *, verbose: bool = False) -> str:
     b = result.bounds
     lines = [
         f"lifecycle check: bounds turns={b.turns} active-incidents<={b.incidents} replacements={b.replacements} "
-        f"retries/turn={b.retries} notices={b.notices} send-failures={b.send_failures}",
+        f"warnings/turn={b.retries} notice-revisions={b.notices} failed-sends={'yes' if b.failed_sends else 'no'}",
         f"explored {result.states} states, {result.edges} edges, depth {result.depth}, from {result.roots} roots "
         f"in {result.seconds:.1f} s ({'complete' if result.complete else 'INCOMPLETE'}; "
         f"{result.beyond_bound} states beyond the incident bound not expanded)",
@@ -1622,7 +1946,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--replacements", type=int, default=d.replacements)
     p.add_argument("--retries", type=int, default=d.retries)
     p.add_argument("--notices", type=int, default=d.notices)
-    p.add_argument("--send-failures", type=int, default=d.send_failures)
+    p.add_argument("--no-failed-sends", action="store_true", help="do not explore failing sends")
+    p.add_argument("--max-states", type=int, default=500_000, help="give up (FAILED, incomplete) beyond this")
     return p
 
 
@@ -1635,7 +1960,7 @@ def cli_main(argv: list[str]) -> int:
         replacements=args.replacements,
         retries=args.retries,
         notices=args.notices,
-        send_failures=args.send_failures,
+        failed_sends=not args.no_failed_sends,
     )
     if args.mutants:
         from ._mutants import render_mutants_report, run_mutants
@@ -1646,7 +1971,7 @@ def cli_main(argv: list[str]) -> int:
         else:
             print(render_mutants_report(report))
         return 0 if report.ok else 1
-    result = explore(bounds)
+    result = Explorer(bounds, max_states=args.max_states).run()
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

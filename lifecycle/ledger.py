@@ -293,7 +293,9 @@ class SessionLedger:
         if handler is None:
             raise LocalProtocolError(f"unknown event type {type(event).__name__}")
         expected = self._expect_result_error
-        if not isinstance(event, (QueryError, QueryEnded)):
+        if type(event) in _MOVES_THE_STREAM_ON:
+            # Only the SDK stream moving on ends the wait for its ResultError; an adapter event
+            # that lands in between (an ACP authenticate, a cancel) does not.
             self._expect_result_error = False
         try:
             handler(self, event)
@@ -673,6 +675,10 @@ def _is_replayed_limit(entry: HistoryEntry) -> bool:
 def _is_real_answer(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None
 
+
+_MOVES_THE_STREAM_ON: frozenset[type] = frozenset(
+    {PromptStarted, ApiRetry, Assistant, Result, ModelFallback, WorkerShuttingDown, RuntimeReplaced}
+)
 
 _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     PromptStarted: SessionLedger._on_prompt,

@@ -31,7 +31,7 @@ from statemachine import State, StateMachine
 __all__ = ["FLOW_EVENTS", "SessionFlow", "flow_state_of", "flow_transitions"]
 
 
-class SessionFlow(StateMachine):  # type: ignore[misc]
+class SessionFlow(StateMachine):
     """One session's prompt turns: idle -> running -> (answered | failing) -> idle."""
 
     # -- states
@@ -42,10 +42,10 @@ class SessionFlow(StateMachine):  # type: ignore[misc]
 
     # -- events (named after what the adapter receives)
     prompt = idle.to(running)
-    api_retry = running.to.itself() | answered.to.itself() | failing.to.itself()
-    real_answer = running.to(answered) | answered.to.itself() | failing.to.itself()
-    local_command = running.to.itself() | answered.to.itself() | failing.to.itself()
-    claude_failure = running.to(failing) | answered.to(failing) | failing.to.itself()
+    api_retry = running.to(running) | answered.to(answered) | failing.to(failing)
+    real_answer = running.to(answered) | answered.to(answered) | failing.to(failing)
+    local_command = running.to(running) | answered.to(answered) | failing.to(failing)
+    claude_failure = running.to(failing) | answered.to(failing) | failing.to(failing)
     result_success = running.to(idle) | answered.to(idle) | failing.to(idle)
     result_error = running.to(idle) | answered.to(idle) | failing.to(idle)
     cancel = running.to(idle) | answered.to(idle) | failing.to(idle)
@@ -53,7 +53,9 @@ class SessionFlow(StateMachine):  # type: ignore[misc]
 
 
 #: Every event of :class:`SessionFlow`, in declaration order.
-FLOW_EVENTS: tuple[str, ...] = tuple(e.id for e in SessionFlow.events)
+FLOW_EVENTS: tuple[str, ...] = tuple(
+    dict.fromkeys(str(ev.id) for state in SessionFlow.states for t in state.transitions for ev in t.events)
+)
 
 
 def flow_transitions() -> dict[tuple[str, str], str]:

@@ -355,3 +355,11 @@ def test_a_refused_event_changes_nothing_not_even_the_result_error_expectation()
         s.feed(PromptStarted(turn_id="t1"))  # refused: the id's failure is still active
     s.feed(QueryError(message="Claude Code returned an error result"))  # the SDK's ResultError
     assert [r.id for r in s.records] == ["t1:error"]
+
+
+def test_an_adapter_event_between_the_error_result_and_the_sdks_result_error_changes_nothing() -> None:
+    s = Session()
+    failed_turn(s, "t1")
+    s.feed(AuthStatus(ok=True), Cancelled())  # an ACP authenticate, a stray cancel
+    s.feed(QueryError(message="Claude Code returned an error result"))
+    assert [r.id for r in s.records] == ["t1:error"]

@@ -1,0 +1,273 @@
+"""``lifecycle check``: the exhaustive explorer and its mutation self-test, through the Python API.
+
+The full exploration runs once per module (~20 s here) and is shared by the tests that read it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from lifecycle import check
+from lifecycle._mutants import MUTANTS, applied, run_mutant, run_mutants
+from lifecycle.check import (
+    ACTIONS,
+    INVARIANTS,
+    TARGETS,
+    Bounds,
+    CheckResult,
+    Explorer,
+    declared_incident_transitions,
+    explore,
+    make_root,
+    run_path,
+    run_step,
+)
+from lifecycle.conditions import Recovery
+from lifecycle.incident import Incident, IncidentMachine
+from lifecycle.session_flow import flow_transitions
+from lifecycle.trace import run_trace
+
+
+@pytest.fixture(scope="module")
+def full() -> CheckResult:
+    return explore()
+
+
+def test_the_whole_bounded_space_is_explored_and_every_invariant_holds(full: CheckResult) -> None:
+    assert full.complete and full.ok, check.render_report(full)
+    assert full.violations == []
+    assert full.invariants == [i.name for i in INVARIANTS] + ["recovery_reachable"]
+
+
+def test_the_reported_numbers_are_sane(full: CheckResult) -> None:
+    # Floors, each with its reason:
+    # * every root is a state, and every action of the alphabet is enabled somewhere: at least
+    #   one edge per action per capable root;
+    # * the second turn repeats the first one's space with every leftover incident set, so the
+    #   default bounds (2 turns) must explore strictly more than 1 turn (checked below), and the
+    #   one-turn space alone has more than 4 flow states x 4 failure policies x 2 runtime
+    #   generations x 6 roots = 192 views; 1000 is a conservative floor for two turns.
+    assert full.roots == len(check.ROOTS) == 6
+    assert full.states >= 1000
+    assert full.edges >= full.states  # each state has several successors (most are self-loops)
+    assert full.edges >= len(ACTIONS) * 4
+    # A session of two failed turns with warnings and a replacement is more than 8 events deep.
+    assert full.depth >= 8
+    assert full.seconds < 60
+
+
+def test_more_turns_explore_strictly_more(full: CheckResult) -> None:
+    one = explore(Bounds(turns=1, failed_sends=False))
+    assert one.complete and one.violations == [], check.render_report(one)
+    assert "second_turn" in one.unreached  # one turn cannot reach a second one
+    assert one.states < full.states and one.edges < full.edges
+
+
+def test_every_declared_transition_of_both_machines_fires(full: CheckResult) -> None:
+    declared = {f"{s} --{e}--> {t}" for s, e, t in declared_incident_transitions()}
+    assert set(full.coverage) == declared and len(declared) == sum(len(s.transitions) for s in IncidentMachine.states)
+    assert full.uncovered == [] and all(n > 0 for n in full.coverage.values())
+    flow = {f"{s} --{e}--> {t}" for (s, e), t in flow_transitions().items()}
+    assert set(full.flow_coverage) == flow and full.flow_uncovered == []
+
+
+def test_every_reachability_target_is_reached(full: CheckResult) -> None:
+    assert set(full.targets) == {t.name for t in TARGETS}
+    assert full.unreached == []
+    # The roots already hold a restored replay; live incidents need at least a prompt.
+    assert full.targets["replay_restored"] == 0
+    assert all(d is not None and d >= 1 for n, d in full.targets.items() if n.startswith(("warning", "auth")))
+
+
+def test_an_explorer_that_explores_nothing_fails() -> None:
+    # No prompts and no retries: whole targets and transitions are unreachable, so it must fail.
+    result = explore(Bounds(turns=0))
+    assert not result.ok
+    assert "second_turn" in result.unreached and "warning_active" in result.unreached
+    assert "pending --warn--> retrying" in result.uncovered
+
+
+def test_an_explorer_over_an_empty_alphabet_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(check, "ACTIONS", ())
+    result = explore()
+    assert not result.ok and result.edges == 0 and result.unreached
+
+
+# ---------------------------------------------------------------------------- mutants
+
+
+@pytest.fixture(scope="module")
+def mutants() -> Any:
+    return run_mutants()
+
+
+def test_every_seeded_bug_is_caught(mutants: Any) -> None:
+    assert mutants.ok, [(r.name, r.message) for r in mutants.results if r.caught_by is None]
+    assert len(mutants.results) >= 10 and len({m.name for m in MUTANTS}) == len(MUTANTS)
+    names = {i.name for i in INVARIANTS} | {"recovery_reachable"}
+    for r in mutants.results:
+        assert r.caught_by in names and r.violation is not None and r.violation.trace
+    # The self-test is meaningful only if different invariants do the catching.
+    assert len({r.caught_by for r in mutants.results}) >= 8
+
+
+def test_mutants_are_restored_after_the_self_test(full: CheckResult, mutants: Any) -> None:
+    again = explore(Bounds(turns=1, incidents=1, failed_sends=False))
+    assert again.complete and again.violations == []
+
+
+def test_a_counterexample_is_real_and_replays_through_lifecycle_trace(mutants: Any) -> None:
+    by_name = {m.name: m for m in MUTANTS}
+    for r in mutants.results:
+        v = r.violation
+        assert v is not None and v.steps[0] in {root.name for root in check.ROOTS}
+        inv = next((i for i in INVARIANTS if i.name == v.invariant), None)
+        if inv is None:
+            continue  # recovery_reachable is a state property, checked by the escape script
+        with applied(by_name[r.name]):
+            replay = run_path(v.steps[0], v.steps[1:])
+            assert inv.check(replay.steps[-1]) is not None, r.name  # the bug shows on the last step
+            out: list[str] = []
+            run_trace(replay.lines, out.append, lambda msg: None)
+        if "late_event" not in v.steps:  # a trace cannot tag an event with its runtime: it skips that line
+            assert [json.loads(x) for x in "".join(out).splitlines()][:-1] == replay.delivered, r.name
+        fixed = run_path(v.steps[0], v.steps[1:])  # the same path without the bug
+        assert all(i.check(s) is None for s in fixed.steps for i in INVARIANTS), r.name
+
+
+def test_a_mutant_caught_by_a_state_property_is_reported_too() -> None:
+    quota = next(m for m in MUTANTS if m.name == "quota_guard_wrong")
+    r = run_mutant(quota)
+    assert r.caught_by is not None and "real_model_answer" in r.message
+
+
+def test_the_first_violation_is_the_shortest(mutants: Any) -> None:
+    # BFS: no shorter path exists; a counterexample is as short as the bug allows.
+    tomb = next(r for r in mutants.results if r.name == "tombstone_on_recovery")
+    assert tomb.violation is not None and tomb.violation.depth <= 3
+
+
+# ---------------------------------------------------------------------------- the machinery
+
+
+def _paths() -> Iterator[tuple[str, list[str]]]:
+    yield "capable/new", ["prompt", "api_retry", "api_retry (first send fails)", "api_retry", "usage_limit_error",
+                          "result_error", "query_error", "runtime_replaced", "late_event", "prompt",
+                          "model_fallback", "real_answer", "model_fallback", "result_success"]
+    yield "capable/load-latest-limit-active", ["prompt", "api_retry", "real_answer", "auth_error",
+                                               "worker_shutdown_eof", "auth_ok", "runtime_replaced", "late_event"]
+    yield "legacy/new", ["prompt", "auth_error", "result_error", "query_error", "runtime_replaced", "prompt",
+                         "cancel"]
+
+
+@pytest.mark.parametrize(("root", "steps"), list(_paths()))
+def test_explored_paths_mean_what_lifecycle_trace_does(root: str, steps: list[str]) -> None:
+    replay = run_path(root, steps)
+    out: list[str] = []
+    run_trace(replay.lines, out.append, lambda msg: None)
+    lines = [json.loads(x) for x in "".join(out).splitlines()]
+    assert lines[:-1] == replay.delivered
+    trailer = lines[-1]["sessions"]["s1"]
+    assert [a["id"] for a in trailer] == [a.id for a in replay.world.active]
+    assert all(i.check(s) is None for s in replay.steps for i in INVARIANTS)
+
+
+def test_a_clone_is_independent_of_its_original() -> None:
+    replay = run_path("capable/new", ["prompt", "api_retry", "auth_error", "result_error", "prompt", "api_retry"])
+    world = replay.world
+    before = (check.ledger_fingerprint(world.ledger), [(r.id, r.revision) for r in world.client.records])
+    for action in ACTIONS:
+        if action.enabled(world, Bounds()):
+            run_step(world, action)
+            run_step(world, action, fail_first=True)
+    after = (check.ledger_fingerprint(world.ledger), [(r.id, r.revision) for r in world.client.records])
+    assert after == before
+
+
+def test_a_cloned_incident_answers_exactly_like_a_real_machine() -> None:
+    # The stand-in asks a real machine (or reuses its answer): compare with a fresh real machine
+    # for every state, event and recovery policy.
+    check._MACHINE_ANSWERS.clear()
+    events = sorted({str(e.id) for s in IncidentMachine.states for t in s.transitions for e in t.events})
+    for state in ("retrying", "failed", "noticed"):
+        for policy in Recovery:
+            for event in events:
+                for _ in range(2):  # the second time from the answer cache
+                    outcomes = []
+                    for lazy in (True, False):
+                        inc = Incident("t1:error", "t1")
+                        inc.state, inc.recovery = state, policy
+                        rec = check._Recorder()
+                        machine: Any = (
+                            check._LazyMachine(inc, rec) if lazy else IncidentMachine(model=inc, state_field="state")
+                        )
+                        try:
+                            machine.send(event)
+                            outcomes.append(("ok", inc.state))
+                        except Exception as exc:
+                            outcomes.append((type(exc).__name__, inc.state))
+                    assert outcomes[0] == outcomes[1], (state, policy, event)
+
+
+def test_roots_are_checked_like_any_step() -> None:
+    for root in check.ROOTS:
+        step = make_root(root)
+        assert step.error is None
+        assert all(i.check(step) is None for i in INVARIANTS), root.name
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def test_cli_json_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code = check.cli_main(["--json", "--turns", "1", "--incidents", "1", "--no-failed-sends"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["complete"] and data["states"] > 0 and data["violations"] == []
+    assert code == (0 if data["ok"] else 1)
+    assert "second_turn" in data["unreached"] and code == 1  # one turn cannot reach a second one
+
+
+def test_cli_mutants(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check.cli_main(["--mutants"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(MUTANTS)}/{len(MUTANTS)} seeded bugs caught" in out and out.rstrip().endswith("OK")
+
+
+def test_cli_reports_a_violation_with_a_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    legacy = next(m for m in MUTANTS if m.name == "legacy_gets_meta")
+    with applied(legacy):
+        code = check.cli_main(["--turns", "1", "--incidents", "1", "--no-failed-sends"])
+    out = capsys.readouterr().out
+    assert code == 1 and "VIOLATED legacy_unchanged" in out and "as `lifecycle trace` input:" in out
+    trace = [line.strip() for line in out.splitlines() if line.startswith("    {")]
+    assert json.loads(trace[0])["event"] == "initialize"
+
+
+def test_explorer_stops_beyond_max_states() -> None:
+    result = Explorer(Bounds(), max_states=50).run()
+    assert not result.complete and not result.ok
+
+
+# ---------------------------------------------------------------------------- core bugs the explorer found
+
+
+def test_core_bug_a_refused_prompt_leaves_the_ledger_unchanged() -> None:
+    """Regression: found by ``lifecycle check`` (``refusals_change_nothing``), fixed in the core.
+
+    ``SessionLedger.feed`` reset ``_expect_result_error`` before the handler refused a prompt
+    that reused a turn id ("The ledger is unchanged" was false): the SDK's ``ResultError`` that
+    follows the error result became a second, spurious incident (a connection failure asking for
+    a new session). Trace: initialize, session, prompt t1, an error result, prompt t1 again
+    (refused), query_error.
+    """
+    replay = run_path("capable/new", ["prompt", "result_error"])
+    world = replay.world
+    refused = run_step(world, check.ACTIONS_BY_NAME["prompt_reusing_turn_id"])
+    assert refused.refused is not None  # the prompt is refused, as documented
+    assert check.ledger_fingerprint(refused.after.ledger) == check.ledger_fingerprint(world.ledger)
+    after = run_step(refused.after, check.ACTIONS_BY_NAME["query_error"])
+    assert [a.id for a in after.after.active] == ["t1:error"]  # the ResultError is not a second incident
