@@ -30,7 +30,7 @@ Sections (ids of the figures in the JSON output):
 ``explorer``
     ``lifecycle check``: states per second and total time (when ``lifecycle/check.py`` exists).
 
-Run ``lifecycle bench --help`` for the options; ``docs/readme-bench.md`` has the measured figures.
+Run ``lifecycle bench --help`` for the options; README.md ("Performance") has the measured figures.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ another exception, never a success or a recovery made up from garbage, and the l
 always equal to what the client received.
 
 Profiles: the loaded hypothesis profile (``ci`` by default, ``HYPOTHESIS_PROFILE=long``) or
-``FUZZ_PROFILE=nightly`` (randomised, >= 1,000,000 inputs in all; see docs/readme-guarantees.md).
+``FUZZ_PROFILE=nightly`` (randomised, >= 1,000,000 inputs in all; see README.md, "Guarantees under hostile input").
 The counts are printed in the terminal summary and recorded as test properties.
 
 The ``test_finding_*`` tests are minimal reproducers of defects this suite found in the core;

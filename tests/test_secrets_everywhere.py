@@ -6,7 +6,7 @@ real ledger, capable and legacy, with structlog configured the way ``lifecycle t
 the ACP agent configure it (JSON lines). For each run the suite scans every delivered JSON-RPC
 message and every log line for every escaped form of the shape's marker.
 
-Scope decision (documented in docs/readme-guarantees.md): ``agent_message_chunk`` and
+Scope decision (documented in README.md, "Guarantees under hostile input"): ``agent_message_chunk`` and
 ``user_message_chunk`` text is Claude's (or the user's) transcript prose, which the spec requires
 to stay unchanged (legacy clients get "the original transcript"); it is checked to be forwarded
 byte for byte and is excluded from the leak scan. Everything else is in scope: record titles and

@@ -14,7 +14,7 @@ Additive helpers on top of :mod:`claude_cli` / :mod:`fakeapi` (which are not cha
   the replayed incident id can be the same, as the spec wants);
 * :func:`matrix_markdown`: the docs' fault-matrix table, generated from live runs.
 
-Regenerate the table of ``docs/readme-claude.md``::
+Regenerate the table of README.md's fault matrix::
 
     cd /work/main && .venv/bin/python -m tests.e2e.lifecycle_run > /tmp/matrix.md
 """
