@@ -497,7 +497,11 @@ class SessionLedger:
     def _on_internal_error(self, ev: InternalError) -> None:
         turn = self._open_turn()
         cond = CONDITIONS["internal_error"]
-        if turn is not None:
+        if turn is not None and turn.failure is not None:
+            # Claude already said what failed: its text (and condition) ends the turn.
+            failed, text = turn.failure
+            self._settle_failure(turn, failed, text, "error_result")
+        elif turn is not None:
             self._settle_failure(turn, cond, "", "internal_error")
         else:
             self._background_failure(cond, "", "internal_error")

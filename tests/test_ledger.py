@@ -363,3 +363,10 @@ def test_an_adapter_event_between_the_error_result_and_the_sdks_result_error_cha
     s.feed(AuthStatus(ok=True), Cancelled())  # an ACP authenticate, a stray cancel
     s.feed(QueryError(message="Claude Code returned an error result"))
     assert [r.id for r in s.records] == ["t1:error"]
+
+
+def test_an_internal_error_after_claudes_failure_text_settles_with_claudes_failure() -> None:
+    s = Session(negotiated=False)
+    s.feed(PromptStarted(turn_id="t1"), synthetic("Invalid API key · Please run /login", "authentication_failed"))
+    out = s.feed(InternalError())
+    assert isinstance(out[-1], PromptErrorOut) and out[-1].code == -32000
