@@ -29,6 +29,7 @@ __all__ = [
     "classify_assistant_error",
     "classify_result",
     "condition",
+    "is_synthetic_failure_text",
     "is_usage_limit_text",
     "refine_terminal",
     "render_conditions_markdown",
@@ -207,6 +208,11 @@ def condition(key: str) -> Condition:
 def is_usage_limit_text(text: str) -> bool:
     """True when ``text`` starts with one of the SDK's stable usage-limit prefixes."""
     return text.startswith(USAGE_LIMIT_PREFIXES)
+
+
+def is_synthetic_failure_text(text: str) -> bool:
+    """CLI-authored text that is a failure even without an ``error`` kind (usage limit, login)."""
+    return is_usage_limit_text(text) or any(m in text for m in LOGIN_MARKERS)
 
 
 def classify_assistant_error(kind: str | None, text: str) -> Condition:

@@ -32,7 +32,7 @@ client's transcript), and only the current turn is remembered.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -42,6 +42,7 @@ from .conditions import (
     Recovery,
     classify_assistant_error,
     classify_result,
+    is_synthetic_failure_text,
     is_usage_limit_text,
     refine_terminal,
     retry_condition,
@@ -381,7 +382,7 @@ class SessionLedger:
         if not ev.top_level:
             return  # subagent traffic is not the top-level transcript
         text = ev.text
-        if ev.error is not None or (ev.synthetic and _is_failure_text(text)):
+        if ev.error is not None or (ev.synthetic and is_synthetic_failure_text(text)):
             cond = classify_assistant_error(ev.error, text)
             turn = self._open_turn()
             if turn is not None:
@@ -666,12 +667,6 @@ class SessionLedger:
                 old.machine = None
 
 
-def _is_failure_text(text: str) -> bool:
-    from .conditions import LOGIN_MARKERS
-
-    return is_usage_limit_text(text) or any(m in text for m in LOGIN_MARKERS)
-
-
 def _is_replayed_limit(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and entry.synthetic and is_usage_limit_text(entry.text)
 
@@ -699,10 +694,3 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     Cancelled: SessionLedger._on_cancel,
     HistoryLoaded: SessionLedger._on_history,
 }
-
-
-def iter_outbound(ledger: SessionLedger) -> Iterable[Outbound]:  # pragma: no cover - convenience
-    """Drain ``ledger`` assuming every send succeeds (tests, replay views)."""
-    while (out := ledger.next_outbound()) is not None:
-        yield out
-        ledger.delivered()

@@ -18,7 +18,7 @@ title is then the text cut at a sentence (or word) boundary. Otherwise ``details
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from .redaction import redact
@@ -99,8 +99,3 @@ def retry_title(attempt: object, max_retries: object, has_response: bool) -> str
     if a is not None:
         return f"{verb}, attempt {a}."
     return f"{verb}."
-
-
-def join_texts(parts: Iterable[str]) -> str:
-    """Join text blocks the way the transcript shows them."""
-    return "".join(parts)
