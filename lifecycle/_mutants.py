@@ -262,8 +262,7 @@ def _notice_cleared_by_success(p: _Patches) -> None:
         orig(self, ev)
         if not ev.is_error:  # "a successful turn clears every warning"
             for inc in [i for i in self._active.values() if i.state == "noticed"]:
-                inc.machine.send("superseded")
-                inc.machine = None
+                self._fire(inc, "superseded")
                 del self._active[inc.id]
 
     p.item(ledger_mod._HANDLERS, Result, on_result)

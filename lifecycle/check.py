@@ -4,8 +4,8 @@ Rules
 -----
 * The explorer runs the real code: every step feeds real events (SDK lines translated by
   :func:`lifecycle.claude.from_stream_json`, adapter events as :mod:`lifecycle.trace` makes them)
-  into a real :class:`~lifecycle.ledger.SessionLedger` whose incidents are real
-  :class:`~lifecycle.incident.IncidentMachine` instances, and delivers what it plans to a real
+  into a real :class:`~lifecycle.ledger.SessionLedger` whose incidents move only by the answers
+  of real :class:`~lifecycle.incident.IncidentMachine` instances, and delivers what it plans to a real
   :class:`~lifecycle.client.ClientProjection`. Nothing here restates *how* the ledger decides;
   the invariants restate *what* the spec requires, one spec sentence each.
 * An abstract state is the root and the ledger's VIEW (see the comment at :func:`ledger_view`):
@@ -26,11 +26,10 @@ Breadth-first search from the roots (a capable or legacy client; a fresh session
 configuration only until it is expanded. To get a successor, the configuration is *cloned*
 (a structural copy of the ledger's slots and the client's lists, ~tens of µs) and one action is
 fed to the clone; re-running the shortest path to every frontier state would cost the whole
-prefix's machine transitions per successor (python-statemachine: ~100-200 µs per transition,
-~0.5-1 ms per instance on this machine). Cloning a machine costs as much as creating one, so a
-cloned incident gets a stand-in (:class:`_LazyMachine`) that asks a real ``IncidentMachine``
-when the ledger sends it an event, and remembers the answer for that (incident, event) for the
-rest of the run. New incidents get their real machine from the ledger itself.
+prefix per successor. An incident holds no machine instance (the ledger asks
+:data:`lifecycle.incident.ANSWERS`, which asks a real ``IncidentMachine`` once per distinct
+question), so cloning one is copying its slots; every run starts by forgetting the answers, so a
+patched (mutant) machine class is asked afresh.
 
 Every edge is checked against every invariant; every new state is also checked for traps (each
 active incident must still be able to leave the active set through its own policy's event).
@@ -79,7 +78,7 @@ from .events import (
     RuntimeReplaced,
     SessionUpdateOut,
 )
-from .incident import RECOVERY_EVENTS, IncidentMachine, TransitionListener
+from .incident import ANSWERS, RECOVERY_EVENTS, IncidentMachine
 from .ledger import ActiveIncident, SessionLedger
 from .negotiation import negotiate
 from .replay import load_history
@@ -170,82 +169,15 @@ class _Recorder:
         self.notes.append(what)
 
 
-#: The real ``IncidentMachine``'s answers, per run: ``(event, incident fingerprint)`` -> (the
-#: incident fields the machine changed, the exception it raised, the transitions it reported).
-#: A machine's behaviour is a function of its state and its model (the guards read the model),
-#: so the first answer for each distinct incident and event is the answer; ``Explorer.run``
-#: clears the cache, so a patched (mutant) machine is asked afresh.
-_MACHINE_ANSWERS: dict[Hashable, tuple[dict[str, Any], BaseException | None, tuple[tuple[str, str, str], ...]]] = {}
-
-
 def forget_machine_answers() -> None:
-    """Forget every cached machine answer (the machine class may have been patched since)."""
-    _MACHINE_ANSWERS.clear()
-
-
-class _LazyMachine:
-    """Stands in for a cloned incident's machine.
-
-    Cloning a python-statemachine instance costs as much as creating one (~0.5-1 ms here), and
-    almost every clone's machine is never sent anything. When the ledger does send the stand-in
-    an event, a real :class:`IncidentMachine` is created on the incident (resuming from its
-    state, with a listener) and asked, unless the same question was already answered in this run
-    (:data:`_MACHINE_ANSWERS`); the answer is applied to the incident and reported to the
-    observer exactly as the real machine's listener reports it.
-    """
-
-    __slots__ = ("_model", "_recorder")
-
-    def __init__(self, model: Any, recorder: _Recorder) -> None:
-        self._model = model
-        self._recorder = recorder
-
-    def _real(self) -> IncidentMachine:
-        machine = IncidentMachine(
-            model=self._model, state_field="state", listeners=[TransitionListener(self._recorder, SESSION_ID)]
-        )
-        self._model.machine = machine
-        return machine
-
-    def send(self, event: str, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:
-            return self._real().send(event, *args, **kwargs)
-        model = self._model
-        fields = [n for n in _slots_of(type(model)) if n != "machine"]
-        key = (str(event), _fingerprint(model))
-        answer = _MACHINE_ANSWERS.get(key)
-        if answer is None:
-            before = {n: getattr(model, n, None) for n in fields}
-            probe = _Recorder()
-            listener = TransitionListener(probe, SESSION_ID)
-            machine = IncidentMachine(model=model, state_field="state", listeners=[listener])
-            raised: BaseException | None = None
-            try:
-                machine.send(event)
-            except Exception as exc:
-                raised = exc
-            changed = {n: getattr(model, n, None) for n in fields if getattr(model, n, None) != before[n]}
-            answer = (changed, raised, tuple((t[1], t[2], t[3]) for t in probe.transitions))
-            _MACHINE_ANSWERS[key] = answer
-            for n in changed:  # undone, then applied below like any cached answer
-                setattr(model, n, before[n])
-        changed, raised, reported = answer
-        if raised is not None:
-            raise raised.with_traceback(None)
-        for n, v in changed.items():
-            setattr(model, n, v)
-        for source, target, ev in reported:
-            self._recorder.transitions.append((model.id, source, target, ev))
-        return None
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real(), name)
+    """Forget every kept machine answer (the machine class may have been patched since)."""
+    ANSWERS.forget()
 
 
 # ---------------------------------------------------------------------------- clone and fingerprint
 
 _ATOMIC: tuple[type, ...] = (str, int, float, bool, type(None), Enum, bytes, frozenset)
-_SKIP_FP = frozenset({"machine", "_observer", "_listeners", "_session_id", "_epoch"})
+_SKIP_FP = frozenset({"_observer", "_session_id", "_epoch"})
 _slots_cache: dict[type, tuple[str, ...]] = {}
 _frozen_cache: dict[type, bool] = {}
 
@@ -281,7 +213,7 @@ _cloners: dict[type, _Cloner] = {}
 
 
 def _clone(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
-    """A structural copy of ``value`` (immutable values are shared; machines become lazy).
+    """A structural copy of ``value`` (immutable values are shared).
 
     Dispatches on the exact type (decided once per type): this runs for every successor.
     """
@@ -320,15 +252,6 @@ def _clone_recorder(value: Any, memo: dict[int, Any], recorder: _Recorder) -> An
     return recorder
 
 
-def _clone_listener(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
-    return TransitionListener(recorder, SESSION_ID)
-
-
-def _clone_machine(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
-    model = value.model if isinstance(value, IncidentMachine) else value._model
-    return _LazyMachine(_clone(model, memo, recorder), recorder)
-
-
 def _clone_client(value: Any, memo: dict[int, Any], recorder: _Recorder) -> Any:
     # The client's transcript only grows, and an entry is replaced, never changed in place
     # (``ClientProjection.receive_meta``): the entries can be shared, the containers cannot.
@@ -349,14 +272,10 @@ def _cloner_for(cls: type) -> _Cloner:
         deque: _clone_deque,
         set: _clone_set,
         _Recorder: _clone_recorder,
-        TransitionListener: _clone_listener,
-        _LazyMachine: _clone_machine,
         ClientProjection: _clone_client,
     }
     if cls in simple:
         return simple[cls]
-    if issubclass(cls, IncidentMachine):
-        return _clone_machine
     slots = _slots_of(cls)
     has_dict = "__dict__" in dir(cls) and not slots
 
@@ -385,7 +304,7 @@ def _cloner_for(cls: type) -> _Cloner:
 
 
 def _fingerprint(value: Any) -> Hashable:
-    """A hashable digest of ``value``'s state (ledger slots, incidents, turns), ignoring machines."""
+    """A hashable digest of ``value``'s state (ledger slots, incidents, turns), ignoring observers."""
     if isinstance(value, _ATOMIC):
         return value
     cls = type(value)
@@ -428,7 +347,7 @@ def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
 #   * a settled turn only by its id (what it captured while running is never read again).
 _SEQ_ID = re.compile(r"(?<=:)\d+$")
 _VIEW_DROP = frozenset(
-    {"machine", "_observer", "_listeners", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
+    {"_observer", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
 )
 
 

@@ -70,7 +70,7 @@ from .events import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
-from .incident import RECOVERY_EVENTS, Incident, IncidentMachine, TransitionListener, TransitionObserver
+from .incident import ANSWERS, RECOVERY_EVENTS, Incident, TransitionObserver
 from .titles import claude_text, present, retry_title
 from .wire import Category, SessionFailure, attach_record
 
@@ -180,7 +180,6 @@ class SessionLedger:
         "_head",
         "_head_intent",
         "_last_record_id",
-        "_listeners",
         "_negotiated",
         "_observer",
         "_outbox",
@@ -211,7 +210,6 @@ class SessionLedger:
         self._negotiated = bool(negotiated)
         self._epoch = epoch
         self._observer = observer
-        self._listeners: list[TransitionListener] = [TransitionListener(observer, session_id)] if observer else []
         self._active: dict[str, Incident] = {}
         self._outbox: deque[_Intent] = deque()
         self._head: Outbound | None = None
@@ -247,10 +245,15 @@ class SessionLedger:
         return self._runtime
 
     @property
+    def has_active(self) -> bool:
+        """Whether any incident is active (``bool(active)`` without building the views)."""
+        return bool(self._active)
+
+    @property
     def active(self) -> tuple[ActiveIncident, ...]:
         """The active incidents, oldest first (what the trailer line reports)."""
         return tuple(
-            ActiveIncident(i.id, i.state or "", i.revision, i.recovery, i.category or Category.UNKNOWN)
+            ActiveIncident(i.id, i.state, i.revision, i.recovery, i.category or Category.UNKNOWN)
             for i in self._active.values()
         )
 
@@ -590,9 +593,7 @@ class SessionLedger:
                 continue
             if inc.state == "noticed":
                 continue  # notices are not cleared by generic success
-            assert inc.machine is not None
-            inc.machine.send(event)
-            inc.machine = None  # historical: drop the machine (it is final) and its cycle
+            self._fire(inc, event)
             del self._active[inc.id]
 
     def _note(self, what: str, **fields: Any) -> None:
@@ -643,28 +644,37 @@ class SessionLedger:
         inc = self._active.get(intent.incident_id)
         if inc is None:
             inc = Incident(intent.incident_id, intent.turn_id)
-            inc.machine = IncidentMachine(model=inc, state_field="state", listeners=list(self._listeners))
         inc.revision += 1
         inc.replayed = intent.transition == "restore"
         inc.condition = intent.condition
         inc.category = intent.category
         inc.recovery = intent.condition.recovery if intent.transition != "warn" else Recovery.CONFIRMED_ATTEMPT
-        assert inc.machine is not None
-        inc.machine.send(intent.transition)
+        self._fire(inc, intent.transition)
         self._last_record_id = inc.id
         if inc.active:
             self._active[inc.id] = inc
         else:
             self._active.pop(inc.id, None)
-            inc.machine = None
         older = [intent.supersedes] if intent.supersedes is not None else []
         if inc.replayed:
             older = [i.id for i in self._active.values() if i.replayed and i is not inc]
         for old_id in older:
             old = self._active.pop(old_id, None)
-            if old is not None and old.machine is not None:
-                old.machine.send("superseded")
-                old.machine = None
+            if old is not None:
+                self._fire(old, "superseded")
+
+    def _fire(self, inc: Incident, event: str) -> None:
+        """``event`` on the incident's :class:`~lifecycle.incident.IncidentMachine`, reported to the observer."""
+        source, target = ANSWERS.fire(inc, event)
+        if self._observer is not None:
+            self._observer.transition(
+                session_id=self._session_id,
+                incident_id=inc.id,
+                source=source,
+                target=target,
+                event=event,
+                revision=inc.revision,
+            )
 
 
 def _is_replayed_limit(entry: HistoryEntry) -> bool:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
-from statemachine.exceptions import TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
 
-from lifecycle.conditions import Recovery
-from lifecycle.incident import RECOVERY_EVENTS, Incident, IncidentMachine, TransitionListener
+from lifecycle.conditions import CONDITIONS, Recovery
+from lifecycle.incident import (
+    GUARD_INPUTS,
+    RECOVERY_EVENTS,
+    Incident,
+    IncidentMachine,
+    MachineAnswers,
+    TransitionListener,
+)
+from lifecycle.wire import Category
 
 STATES = [s.id for s in IncidentMachine.states]
 EVENTS = sorted({e.id for e in IncidentMachine.events})
@@ -38,8 +47,8 @@ def machine_at(state: str, recovery: Recovery, replayed: bool = False) -> tuple[
     inc = Incident("t1:error", "t1")
     inc.recovery = recovery
     inc.replayed = replayed
-    sm = IncidentMachine(model=inc, state_field="state", start_value=state)
-    inc.machine = sm
+    inc.state = state  # a model whose state is set resumes the machine there
+    sm = IncidentMachine(model=inc, state_field="state")
     return inc, sm
 
 
@@ -139,3 +148,128 @@ def test_only_a_replayed_failure_is_superseded_by_a_later_occurrence(replayed: b
         with pytest.raises(TransitionNotAllowed):
             sm.send("superseded")
         assert inc.state == "failed"
+
+
+# ---------------------------------------------------------------------------- how the machine is run
+# (lifecycle.incident, "How the machine is run"): the ledger moves incidents by MachineAnswers,
+# which asks a real instance once per (state, event, *GUARD_INPUTS) and reuses the answer.
+
+
+def _fresh_machine_outcome(inc: Incident, event: str) -> tuple[str, str]:
+    """What a real instance bound to (a copy of) ``inc`` does with ``event``."""
+    copy = inc.copy()
+    sm = IncidentMachine(model=copy, state_field="state")
+    try:
+        sm.send(event)
+    except TransitionNotAllowed:
+        return "refused", copy.state
+    return "moved", copy.state
+
+
+def _answers_outcome(answers: MachineAnswers, inc: Incident, event: str) -> tuple[str, str]:
+    try:
+        answers.fire(inc, event)
+    except TransitionNotAllowed:
+        return "refused", inc.state
+    return "moved", inc.state
+
+
+_OTHER_FIELDS = [
+    {"id": "t1:error", "turn_id": "t1", "revision": 1, "condition": None, "category": None},
+    {
+        "id": "s1:e:7",
+        "turn_id": None,
+        "revision": 9,
+        "condition": next(iter(CONDITIONS.values())),
+        "category": Category.ACCESS,
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "event", "recovery", "replayed"),
+    list(itertools.product(STATES, EVENTS, list(Recovery), [False, True])),
+)
+def test_every_kept_answer_is_what_a_fresh_machine_does_whatever_the_other_fields(
+    state: str, event: str, recovery: Recovery, replayed: bool
+) -> None:
+    """All 450 points, each asked first and then answered from memory, with other fields varied."""
+    answers = MachineAnswers()
+    for fields in _OTHER_FIELDS * 2:  # the second round is answered from memory
+        inc = Incident(fields["id"], fields["turn_id"])
+        inc.state, inc.recovery, inc.replayed = state, recovery, replayed
+        inc.revision, inc.condition, inc.category = fields["revision"], fields["condition"], fields["category"]
+        expected = _fresh_machine_outcome(inc, event)
+        assert _answers_outcome(answers, inc, event) == expected
+    assert len(answers) == 1
+
+
+def test_a_refusal_from_memory_is_a_fresh_transition_not_allowed() -> None:
+    answers = MachineAnswers()
+    raised = []
+    for _ in range(2):
+        inc = Incident("t1:error", "t1")
+        inc.state = "failed"
+        with pytest.raises(TransitionNotAllowed) as info:
+            answers.fire(inc, "auth_succeeded")
+        raised.append(info.value)
+        assert inc.state == "failed"
+    assert raised[0] is not raised[1] and str(raised[0]) == str(raised[1]) == "Can't Auth succeeded when in Failed."
+
+
+def test_forgetting_asks_a_patched_machine_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = MachineAnswers()
+    inc = Incident("t1:error", "t1")
+    inc.state, inc.recovery = "failed", Recovery.AUTH_STATUS
+    assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("moved", "historical")
+    monkeypatch.setattr(IncidentMachine, "recovers_on_auth", lambda self: False)
+    assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("moved", "historical")  # remembered
+    answers.forget()
+    assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("refused", "failed")
+
+
+class _ImpureMachine(IncidentMachine):
+    """A machine with an action: its answers would depend on more than its state and guards."""
+
+    def on_enter_failed(self) -> None:
+        self.model.revision += 100
+
+
+def test_an_impure_machine_is_refused_rather_than_remembered() -> None:
+    answers = MachineAnswers(_ImpureMachine)
+    inc = Incident("t1:error", "t1")
+    with pytest.raises(InvalidDefinition, match="not pure on 'fail' from 'pending'"):
+        answers.fire(inc, "fail")
+    assert inc.state == "pending" and inc.revision == 0
+
+
+def test_the_guards_read_only_the_guard_inputs() -> None:
+    """Every attribute the machine reads from its model while answering is a guard input or the state."""
+    read: set[str] = set()
+
+    class Spy(Incident):
+        __slots__ = ()
+
+        def __getattribute__(self, name: str) -> object:
+            value = object.__getattribute__(self, name)
+            if name in Incident.__slots__:
+                read.add(name)
+            return value
+
+    for state, event, recovery, replayed in itertools.product(STATES, EVENTS, list(Recovery), [False, True]):
+        spy = Spy("t1:error", "t1")
+        spy.state, spy.recovery, spy.replayed = state, recovery, replayed
+        sm = IncidentMachine(model=spy, state_field="state")
+        read.clear()
+        with contextlib.suppress(TransitionNotAllowed):
+            sm.send(event)
+        assert read <= {"state", *GUARD_INPUTS}, (state, event, read)
+
+
+def test_as_machine_is_a_real_instance_that_leaves_the_incident_alone() -> None:
+    inc = Incident("t1:error", "t1")
+    inc.state, inc.recovery = "failed", Recovery.RUNTIME_REPLACED
+    sm = inc.as_machine()
+    assert {str(e.id) for e in sm.allowed_events} >= {"runtime_replaced"}
+    sm.send("runtime_replaced")
+    assert sm.is_terminated and inc.state == "failed"
