@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import io
 import json
 import math
 import os
@@ -50,7 +51,7 @@ from lifecycle.conditions import is_usage_limit_text
 from lifecycle.events import Event, HistoryEntry, Outbound
 from lifecycle.incident import TransitionObserver
 from lifecycle.replay import history_entry, load_history
-from lifecycle.replay_cmd import replay_lines, replay_transcript
+from lifecycle.replay_cmd import CHUNK_SIZE, replay_lines, replay_transcript
 from lifecycle.titles import present
 from lifecycle.trace import TraceDriver, run_trace
 from lifecycle.wire import Action, MalformedRecordError, attach_record
@@ -1093,8 +1094,14 @@ def check_transcript(blob: tuple[list[bytes], bytes, bool, bool], negotiated: bo
         data = (b"\xef\xbb\xbf" if bom else b"") + sep.join(lines) + (sep if trailing and lines else b"")
         path = _TMP / "s1.jsonl"
         path.write_bytes(data)
-        from_file = replay_transcript(path, negotiated=negotiated).to_json()
-        assert from_file["records"] == full["records"] and from_file["active"] == full["active"]
+        # Scanned in blocks (replay_stream), of the default size and of a tiny one so that lines and
+        # the BOM straddle reads: the whole view (counts too) is replay_lines' over the file's lines
+        # as a file object yields them (an empty last line without its newline is no line).
+        as_read = replay_lines(io.BytesIO(data.removeprefix(b"\xef\xbb\xbf")), "s1", negotiated=negotiated)
+        assert as_read.records == full["records"] and as_read.active == full["active"]
+        for chunk_size in (CHUNK_SIZE, 1 + cut % 48):
+            from_file = replay_transcript(path, negotiated=negotiated, chunk_size=chunk_size).to_json()
+            assert from_file == as_read.to_json(), chunk_size
     except BaseException:
         crashed("transcript")
         raise
