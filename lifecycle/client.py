@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .wire import AIR_VERSION, Action, SessionFailure
+from .wire import AIR_VERSION, Action, SessionFailure, air_of
 
 __all__ = ["ClientProjection", "Entry"]
 
@@ -124,13 +124,8 @@ class ClientProjection:
 
 
 def _raw_record(meta: object) -> Mapping[str, Any] | None:
-    if not isinstance(meta, Mapping):
-        return None
-    jetbrains = meta.get("jetbrains")
-    air = jetbrains.get("air") if isinstance(jetbrains, Mapping) else None
-    if not isinstance(air, Mapping):
-        return None
-    if "sessionFailure" not in air:
+    air = air_of(meta)
+    if air is None or "sessionFailure" not in air:
         return None
     rec = air.get("sessionFailure")
     version = air.get("version")

@@ -1,16 +1,17 @@
 """The core's input alphabet: small immutable events (and its output: what to send).
 
 Edges translate what they receive into these: :mod:`lifecycle.claude` from Claude SDK messages
-(objects or stream-json dicts), :mod:`lifecycle.acp` and :mod:`lifecycle.trace` from what only the
+(objects or stream-json dicts), :mod:`lifecycle.acp` and :mod:`lifecycle.cli.trace` from what only the
 adapter observes. The ledger dispatches on type; do not subclass them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .wire import SessionFailure
+from .wire import SessionFailure, attach_record
 
 __all__ = [
     "ApiRetry",
@@ -179,34 +180,59 @@ Event = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionUpdateOut:
-    """A ``session/update`` notification (``update`` is the ACP update object)."""
+    """A ``session/update`` notification (``update`` is the ACP update object).
+
+    A typed record is carried as ``record`` only; it is attached to the update's ``_meta`` when the
+    message is put on the wire (:meth:`meta`, :meth:`to_jsonrpc`), so it exists in one place.
+    """
 
     session_id: str
     update: dict[str, Any]
     record: SessionFailure | None = None
 
+    def meta(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """The update's ``_meta``: ``extra`` with the record attached (None: no record, no extra)."""
+        return _meta(self.record, extra)
+
+    def wire_update(self) -> dict[str, Any]:
+        """The ``update`` object as sent: with the record attached to its ``_meta``."""
+        if self.record is None:
+            return self.update
+        return {**self.update, "_meta": self.meta(self.update.get("_meta"))}
+
     def to_jsonrpc(self) -> dict[str, Any]:
         return {
             "jsonrpc": "2.0",
             "method": "session/update",
-            "params": {"sessionId": self.session_id, "update": self.update},
+            "params": {"sessionId": self.session_id, "update": self.wire_update()},
         }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PromptResponseOut:
-    """The successful ``session/prompt`` result (a turn-terminal record rides in ``meta``)."""
+    """The successful ``session/prompt`` result (a turn-terminal record rides in its ``_meta``)."""
 
     turn_id: str
     stop_reason: str
-    meta: dict[str, Any] | None = None
     record: SessionFailure | None = None
+
+    def meta(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """The response's ``_meta``: ``extra`` with the record attached (None: no record, no extra)."""
+        return _meta(self.record, extra)
 
     def to_jsonrpc(self) -> dict[str, Any]:
         result: dict[str, Any] = {"stopReason": self.stop_reason}
-        if self.meta is not None:
-            result["_meta"] = self.meta
+        meta = self.meta()
+        if meta is not None:
+            result["_meta"] = meta
         return {"jsonrpc": "2.0", "id": self.turn_id, "result": result}
+
+
+def _meta(record: SessionFailure | None, extra: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    # The one place an outbound message's record meets its carrier's ``_meta``.
+    if record is not None:
+        return attach_record(extra, record)
+    return dict(extra) if extra else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -42,7 +42,9 @@ first time a point is met, :class:`MachineAnswers` asks a real :class:`IncidentM
 (resumed at the incident's state, on a copy of the incident) and keeps the answer: the target
 state, or the ``TransitionNotAllowed`` it raised. Every later incident at that point gets the same
 answer in a dictionary lookup. Nothing is restated: no transition table is written anywhere but in
-the class, and a patched class is asked afresh after :meth:`MachineAnswers.forget`. Asking also
+the class. There is no process-wide cache: a :class:`MachineAnswers` belongs to whoever owns the
+ledgers that use it (each :class:`~lifecycle.ledger.SessionLedger` makes its own unless it is given
+one), so two ledgers, a test and a mutated machine class never see each other's answers. Asking also
 checks purity (nothing but ``state`` changed on the copy, at most one transition reported), and
 ``tests/test_incident.py`` proves the answers equal a fresh machine's on every point, whatever the
 other fields hold. :meth:`Incident.as_machine` materialises a real instance at the incident's
@@ -61,7 +63,6 @@ from .conditions import Condition, Recovery
 from .wire import Category, SessionFailure
 
 __all__ = [
-    "ANSWERS",
     "GUARD_INPUTS",
     "RECOVERY_EVENTS",
     "Incident",
@@ -184,7 +185,8 @@ class MachineAnswers:
     ``fire(incident, event)`` moves ``incident.state`` exactly as ``machine.send(event)`` on a real
     instance bound to the incident would, and raises the same ``TransitionNotAllowed`` when the
     machine refuses. Answers are kept per ``(state, event, *GUARD_INPUTS)``: at most
-    ``states x events x 5 policies x 2`` entries (450), however many incidents a process sees.
+    ``states x events x 5 policies x 2`` entries (450), however many incidents its ledgers see.
+    Answers are never dropped: a changed machine class gets a new ``MachineAnswers``.
     """
 
     __slots__ = ("_answers", "machine_class")
@@ -195,10 +197,6 @@ class MachineAnswers:
 
     def __len__(self) -> int:
         return len(self._answers)
-
-    def forget(self) -> None:
-        """Forget every answer (after the machine class was patched, e.g. by a mutant)."""
-        self._answers.clear()
 
     def fire(self, incident: Incident, event: str) -> tuple[str, str]:
         """Apply ``event`` to ``incident``: ``(source, target)``, or ``TransitionNotAllowed``."""
@@ -245,9 +243,6 @@ class _Probe:
         if str(event) != "__initial__":
             self._seen.append((source.id, target.id))
 
-
-#: The answers every ledger in this process uses.
-ANSWERS = MachineAnswers()
 
 #: Recovery policy -> the machine event that ends an incident under it.
 RECOVERY_EVENTS: dict[Recovery, str] = {

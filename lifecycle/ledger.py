@@ -3,12 +3,12 @@ history", "Delivery surfaces", "Internal recovery", "History replay").
 
 Rules
 -----
-* Ids: a live turn failure is ``<turnId>:error`` (api_retry warnings of the turn reuse it and the
-  terminal failure updates it); a session-scoped incident is ``<sessionId>:<epoch>:<seq>``; a notice
-  is ``<sessionId>:notice:<epoch>:<seq>``; a replayed failure is ``<userUuid>:error`` or, without a
-  preceding user message, ``<sessionId>:history-error:<messageUuid>``. The epoch is the adapter
-  session's (a fresh one for every ``session/new`` or ``session/load``), so ids never collide
-  across adapter processes.
+* Ids (built by :mod:`lifecycle.ids`): a live turn failure is ``<turnId>:error`` (api_retry
+  warnings of the turn reuse it and the terminal failure updates it); a session-scoped incident is
+  ``<sessionId>:<epoch>:<seq>``; a notice is ``<sessionId>:notice:<epoch>:<seq>``; a replayed
+  failure is ``<userUuid>:error`` or, without a preceding user message,
+  ``<sessionId>:history-error:<messageUuid>``. The epoch is the adapter session's (a fresh one for
+  every ``session/new`` or ``session/load``), so ids never collide across adapter processes.
 * Carriers: a turn-terminal failure rides the ``PromptResponse`` (``stopReason: end_turn``);
   warnings, notices, session-scoped, background and replayed records ride ``session_info_update``.
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
@@ -70,14 +70,17 @@ from .events import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
-from .incident import ANSWERS, RECOVERY_EVENTS, Incident, TransitionObserver
+from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
+from .incident import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
 from .titles import claude_text, present, retry_title
-from .wire import Category, SessionFailure, attach_record
+from .wire import Category, SessionFailure
 
 __all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
 
 _Transition = Literal["warn", "fail", "notify", "restore"]
 _LEGACY_MESSAGES = {-32603: "Internal error", -32000: "Authentication required"}
+#: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
+_INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +174,16 @@ class SessionLedger:
             (the ACP edge uses a random token; the trace driver a counter).
         observer: receives every transition and every refused or ignored event (structlog in
             :mod:`lifecycle.log`); the ledger itself never logs.
+        answers: the :class:`~lifecycle.incident.MachineAnswers` its incidents move by. Whoever
+            owns many ledgers (an agent, a benchmark, the explorer) may share one, so each
+            distinct question is asked of a real machine once for all of them; by default the
+            ledger makes its own on its first transition. Nothing is shared between ledgers
+            that were not given the same object.
     """
 
     __slots__ = (
         "_active",
+        "_answers",
         "_epoch",
         "_expect_result_error",
         "_head",
@@ -201,6 +210,7 @@ class SessionLedger:
         negotiated: bool,
         epoch: str,
         observer: TransitionObserver | None = None,
+        answers: MachineAnswers | None = None,
     ) -> None:
         if not session_id or not isinstance(session_id, str):
             raise LocalProtocolError("session_id must be a non-empty string")
@@ -210,6 +220,7 @@ class SessionLedger:
         self._negotiated = bool(negotiated)
         self._epoch = epoch
         self._observer = observer
+        self._answers = answers
         self._active: dict[str, Incident] = {}
         self._outbox: deque[_Intent] = deque()
         self._head: Outbound | None = None
@@ -356,7 +367,7 @@ class SessionLedger:
             raise LocalProtocolError(
                 f"PromptStarted({ev.turn_id!r}) while turn {self._turn.turn_id!r} is still running"
             )
-        if f"{ev.turn_id}:error" in self._active or (self._turn and self._turn.turn_id == ev.turn_id):
+        if turn_error_id(ev.turn_id) in self._active or (self._turn and self._turn.turn_id == ev.turn_id):
             raise LocalProtocolError(f"turn id {ev.turn_id!r} was already used in this session")
         self._turn = _Turn(ev.turn_id)
 
@@ -369,7 +380,7 @@ class SessionLedger:
         if turn is None:
             self._note("api_retry_outside_turn")
             return
-        incident_id = f"{turn.turn_id}:error"
+        incident_id = turn_error_id(turn.turn_id)
         current = self._active.get(incident_id)
         if current is not None and current.state != "retrying":
             self._note("api_retry_after_terminal_failure", incident_id=incident_id)
@@ -442,7 +453,7 @@ class SessionLedger:
             # Consecutive updates for the same notice reuse its id with a higher revision.
             self._outbox.append(_Publish(previous.id, None, row, row.category, title, details, "notify"))
             return
-        incident_id = f"{self._session_id}:notice:{self._epoch}:{self._next_seq()}"
+        incident_id = notice_id(self._session_id, self._epoch, self._next_seq())
         self._outbox.append(
             _Publish(
                 incident_id,
@@ -481,7 +492,7 @@ class SessionLedger:
                 return
             self._settle_failure(turn, CONDITIONS[key], "", key)
             if key != "missing_result":
-                self._runtime_incident = f"{turn.turn_id}:error"
+                self._runtime_incident = turn_error_id(turn.turn_id)
             return
         if self._expect_result_error:
             # The SDK raises ResultError right after an error result: not a second incident.
@@ -533,11 +544,11 @@ class SessionLedger:
                 continue
             if _is_replayed_limit(entry) and self._negotiated:
                 prompt = self._replay_prompt
-                incident_id = f"{prompt}:error" if prompt and not self._replay_prompt_used else None
+                incident_id = turn_error_id(prompt) if prompt and not self._replay_prompt_used else None
                 if incident_id is None or incident_id in self._replay_ids or incident_id in self._active:
-                    incident_id = f"{self._session_id}:history-error:{entry.uuid or self._next_seq()}"
+                    incident_id = history_error_id(self._session_id, entry.uuid or self._next_seq())
                     if incident_id in self._replay_ids:  # a corrupt history repeats a uuid
-                        incident_id = f"{self._session_id}:history-error:{self._next_seq()}"
+                        incident_id = history_error_id(self._session_id, self._next_seq())
                 else:
                     self._replay_prompt_used = True
                 self._replay_ids.add(incident_id)
@@ -558,7 +569,7 @@ class SessionLedger:
         if self._negotiated:
             self._outbox.append(
                 _Publish(
-                    f"{turn.turn_id}:error",
+                    turn_error_id(turn.turn_id),
                     turn.turn_id,
                     cond,
                     cond.category,
@@ -575,7 +586,7 @@ class SessionLedger:
         if not self._negotiated:
             self._note("background_failure_legacy_not_shown", condition=cond.key)
             return None
-        incident_id = f"{self._session_id}:{self._epoch}:{self._next_seq()}"
+        incident_id = session_incident_id(self._session_id, self._epoch, self._next_seq())
         title, details = present(text, fallback_key)
         self._outbox.append(_Publish(incident_id, None, cond, cond.category, title, details, "fail"))
         return incident_id
@@ -633,11 +644,8 @@ class SessionLedger:
             actions=intent.condition.actions,
         )
         if intent.prompt_turn is not None:
-            return PromptResponseOut(
-                turn_id=intent.prompt_turn, stop_reason="end_turn", meta=attach_record(None, record), record=record
-            )
-        update = {"sessionUpdate": "session_info_update", "_meta": attach_record(None, record)}
-        return SessionUpdateOut(session_id=self._session_id, update=update, record=record)
+            return PromptResponseOut(turn_id=intent.prompt_turn, stop_reason="end_turn", record=record)
+        return SessionUpdateOut(session_id=self._session_id, update=_INFO_UPDATE, record=record)
 
     def _commit(self, intent: _Publish) -> None:
         assert self._head is None
@@ -665,7 +673,10 @@ class SessionLedger:
 
     def _fire(self, inc: Incident, event: str) -> None:
         """``event`` on the incident's :class:`~lifecycle.incident.IncidentMachine`, reported to the observer."""
-        source, target = ANSWERS.fire(inc, event)
+        answers = self._answers
+        if answers is None:
+            answers = self._answers = MachineAnswers()
+        source, target = answers.fire(inc, event)
         if self._observer is not None:
             self._observer.transition(
                 session_id=self._session_id,

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .wire import AIR_VERSION
+from .wire import AIR_VERSION, air_of, with_air
 
 __all__ = ["CAPABILITY", "agent_capabilities_meta", "negotiate", "version_is_supported"]
 
@@ -43,14 +43,8 @@ def negotiate(client_capabilities: object) -> bool:
     Accepts the raw ``clientCapabilities`` JSON object or an ACP SDK ``ClientCapabilities`` model.
     """
     try:
-        meta = _client_meta(client_capabilities)
-        if not isinstance(meta, Mapping):
-            return False
-        jetbrains = meta.get("jetbrains")
-        if not isinstance(jetbrains, Mapping):
-            return False
-        air = jetbrains.get("air")
-        if not isinstance(air, Mapping):
+        air = air_of(_client_meta(client_capabilities))
+        if air is None:
             return False
         if not version_is_supported(air.get("version")):
             return False
@@ -66,4 +60,4 @@ def agent_capabilities_meta(enabled: bool) -> dict[str, Any]:
     """What an adapter advertises under ``agentCapabilities._meta`` to a client that declared AIR."""
     if not enabled:
         return {}
-    return {"jetbrains": {"air": {"version": AIR_VERSION, "capabilities": [CAPABILITY]}}}
+    return with_air(None, capabilities=[CAPABILITY])

@@ -4,6 +4,9 @@ One record describes one revision of one logical incident. It always travels at
 ``_meta.jetbrains.air.sessionFailure`` next to ``version: 1``, on either carrier (a
 ``PromptResponse`` or a ``session_info_update``); the schema is identical on both.
 
+The ``_meta.jetbrains.air`` object (the extension's namespace, also where the capability is
+negotiated) is read by :func:`air_of` and written by :func:`with_air`, and nowhere else.
+
 There are deliberately no ``phase``, ``retryable``, ``turnId`` or retry-counter fields: the model
 forbids unknown keys, so such a field can never be added by accident.
 """
@@ -17,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
 
+from .errors import MalformedRecordError
+
 __all__ = [
     "AIR_VERSION",
     "Action",
@@ -24,9 +29,11 @@ __all__ = [
     "MalformedRecordError",
     "SessionFailure",
     "Severity",
+    "air_of",
     "attach_record",
     "read_record",
     "record_json_schema",
+    "with_air",
 ]
 
 #: The ``version`` that sits next to every record (spec: "Wire record").
@@ -57,10 +64,6 @@ class Action(StrEnum):
     RETRY = "retry"
     LOGIN = "login"
     NEW_SESSION = "new_session"
-
-
-class MalformedRecordError(ValueError):
-    """A ``sessionFailure`` value that is present but does not satisfy the wire model."""
 
 
 class SessionFailure(BaseModel):
@@ -103,31 +106,10 @@ class SessionFailure(BaseModel):
         return out
 
 
-def attach_record(meta: Mapping[str, Any] | None, record: SessionFailure) -> dict[str, Any]:
-    """Return a copy of ``meta`` with ``record`` at ``jetbrains.air.sessionFailure``.
+def air_of(meta: object) -> Mapping[str, Any] | None:
+    """``meta["jetbrains"]["air"]`` when every step on that path is an object, else ``None``.
 
-    Every other key is kept, at every level (another vendor's namespace, ``quota``, a future
-    ``jetbrains.air`` key); ``version`` is set to 1 beside the record. A non-object value found on
-    the path is replaced, because the record's place is defined by the spec.
-    """
-    out: dict[str, Any] = copy.deepcopy(dict(meta)) if meta else {}
-    jetbrains = out.get("jetbrains")
-    jetbrains = dict(jetbrains) if isinstance(jetbrains, Mapping) else {}
-    air = jetbrains.get("air")
-    air = dict(air) if isinstance(air, Mapping) else {}
-    air["version"] = AIR_VERSION
-    air["sessionFailure"] = record.to_wire()
-    jetbrains["air"] = air
-    out["jetbrains"] = jetbrains
-    return out
-
-
-def read_record(meta: object) -> SessionFailure | None:
-    """Read the record a carrier's ``_meta`` holds, for a client.
-
-    Returns ``None`` when there is no record (or ``_meta`` is not an object). Raises
-    :class:`MalformedRecordError` when a record is present but invalid, or does not sit next to
-    ``version: 1``.
+    Never raises on hostile input beyond what ``Mapping.get`` itself raises.
     """
     if not isinstance(meta, Mapping):
         return None
@@ -135,7 +117,42 @@ def read_record(meta: object) -> SessionFailure | None:
     if not isinstance(jetbrains, Mapping):
         return None
     air = jetbrains.get("air")
-    if not isinstance(air, Mapping) or "sessionFailure" not in air:
+    return air if isinstance(air, Mapping) else None
+
+
+def with_air(meta: Mapping[str, Any] | None, **fields: Any) -> dict[str, Any]:
+    """A deep copy of ``meta`` with ``fields`` set in ``jetbrains.air`` (``version: 1`` beside them).
+
+    Every other key is kept, at every level (another vendor's namespace, ``quota``, a future
+    ``jetbrains.air`` key). A non-object value found on the path is replaced, because the
+    extension's place is defined by the spec.
+    """
+    out: dict[str, Any] = copy.deepcopy(dict(meta)) if meta else {}
+    jetbrains = out.get("jetbrains")
+    jetbrains = dict(jetbrains) if isinstance(jetbrains, Mapping) else {}
+    air = jetbrains.get("air")
+    air = dict(air) if isinstance(air, Mapping) else {}
+    air["version"] = AIR_VERSION
+    air.update(fields)
+    jetbrains["air"] = air
+    out["jetbrains"] = jetbrains
+    return out
+
+
+def attach_record(meta: Mapping[str, Any] | None, record: SessionFailure) -> dict[str, Any]:
+    """Return a copy of ``meta`` with ``record`` at ``jetbrains.air.sessionFailure`` (see :func:`with_air`)."""
+    return with_air(meta, sessionFailure=record.to_wire())
+
+
+def read_record(meta: object) -> SessionFailure | None:
+    """Read the record a carrier's ``_meta`` holds, for a client.
+
+    Returns ``None`` when there is no record (or ``_meta`` is not an object). Raises
+    :class:`~lifecycle.errors.MalformedRecordError` when a record is present but invalid, or does
+    not sit next to ``version: 1``.
+    """
+    air = air_of(meta)
+    if air is None or "sessionFailure" not in air:
         return None
     version = air.get("version")
     if type(version) is not int or version < AIR_VERSION:

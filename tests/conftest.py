@@ -1,4 +1,4 @@
-"""Shared test configuration: hypothesis profiles and paths to ../shared."""
+"""Shared test configuration: hypothesis profiles and the paths of the vendored test data."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("LIFECYCLE_SHARED", ROOT.parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "claude-cli-2.1.332"
-CONFORMANCE = SHARED / "conformance"
+#: The recorded Claude Code CLI runs (tests/fixtures/README.md says where they came from).
+FIXTURES = ROOT / "tests" / "fixtures" / "claude-cli-2.1.332"
+#: The public conformance cases, their checker and format (tests/conformance/FORMAT.md).
+CONFORMANCE = ROOT / "tests" / "conformance"
 
 # "ci" (the default): derandomised, so every run of the suite explores the same examples.
 settings.register_profile(

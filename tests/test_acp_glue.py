@@ -540,7 +540,7 @@ def test_example_embed_acp_main() -> None:
 
 # ------------------------------------------------------------------ the reference agent, fast
 #
-# ``lifecycle.acp_agent`` over the same in-memory pair, with a stand-in for ``ClaudeSDKClient``
+# ``lifecycle.agent`` over the same in-memory pair, with a stand-in for ``ClaudeSDKClient``
 # (the SDK's real message classes, no CLI process). The real CLI runs in tests/e2e/test_acp_e2e.py.
 
 
@@ -590,7 +590,7 @@ class FakeClaude:
 
 
 def test_agent_replaces_a_runtime_that_failed_to_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lifecycle.acp_agent import ClaudeAcpAgent
+    from lifecycle.agent import ClaudeAcpAgent
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
 
@@ -625,7 +625,7 @@ def test_agent_replaces_a_runtime_that_failed_to_start(tmp_path: Path, monkeypat
 
 
 def test_agent_rejects_unknown_sessions_and_empty_prompts() -> None:
-    from lifecycle.acp_agent import ClaudeAcpAgent
+    from lifecycle.agent import ClaudeAcpAgent
 
     agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
 
@@ -646,7 +646,7 @@ def test_agent_rejects_unknown_sessions_and_empty_prompts() -> None:
 
 
 def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path) -> None:
-    from lifecycle.acp_agent import ClaudeAcpAgent
+    from lifecycle.agent import ClaudeAcpAgent
 
     def agent_with(env: dict[str, str]) -> ClaudeAcpAgent:
         return ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options), env=env)

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 from conftest import FIXTURES
 
-from lifecycle import bench
 from lifecycle.claude import from_sdk_message, from_stream_json
 from lifecycle.events import PromptStarted
 from lifecycle.ledger import SessionLedger
+from lifecycle.tools import bench
 
 #: Figures that may be missing only while the module they measure does not exist yet.
-OPTIONAL_MODULES = {"replay.": "lifecycle.replay_cmd", "explorer.": "lifecycle.check"}
+OPTIONAL_MODULES = {"replay.": "lifecycle.cli.replay", "explorer.": "lifecycle.tools.explorer"}
 #: The full ``lifecycle check`` takes minutes: ``--quick`` measures only its rate.
 NOT_RUN_WITH_QUICK = {"explorer.total_s"}
 
@@ -262,7 +262,7 @@ def test_realistic_session_has_the_documented_incident_rate_and_init_lines() -> 
 
 def test_transcript_generator_writes_what_it_reports(tmp_path: Path) -> None:
     from lifecycle.conditions import is_usage_limit_text
-    from lifecycle.replay import history_entry
+    from lifecycle.history import history_entry
 
     info = bench.write_transcript(tmp_path / "t.jsonl", 3_000, FIXTURES)
     rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_bytes().splitlines()]

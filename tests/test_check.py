@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from lifecycle import check
-from lifecycle._mutants import MUTANTS, applied, run_mutant, run_mutants
-from lifecycle.check import (
+from lifecycle.cli.trace import run_trace
+from lifecycle.incident import IncidentMachine
+from lifecycle.session_flow import flow_transitions
+from lifecycle.tools import explorer as check
+from lifecycle.tools.explorer import (
     ACTIONS,
     INVARIANTS,
     TARGETS,
@@ -26,9 +28,7 @@ from lifecycle.check import (
     run_path,
     run_step,
 )
-from lifecycle.incident import IncidentMachine
-from lifecycle.session_flow import flow_transitions
-from lifecycle.trace import run_trace
+from lifecycle.tools.mutants import MUTANTS, applied, run_mutant, run_mutants
 
 
 @pytest.fixture(scope="module")

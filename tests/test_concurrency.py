@@ -59,8 +59,8 @@ from lifecycle import (
 )
 from lifecycle.acp import SessionPublisher, negotiate_client
 from lifecycle.events import Event
+from lifecycle.history import load_history
 from lifecycle.log import StructlogObserver, configure_logging
-from lifecycle.replay import load_history
 
 AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
 

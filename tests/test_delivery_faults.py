@@ -49,9 +49,9 @@ from lifecycle import (
     RuntimeReplaced,
     SessionLedger,
 )
+from lifecycle.cli.trace import TraceDriver
 from lifecycle.events import Event
-from lifecycle.replay import load_history
-from lifecycle.trace import TraceDriver
+from lifecycle.history import load_history
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
 RECORDED = sorted(p.name.removesuffix(".sdk.jsonl") for p in HERE.glob("*.sdk.jsonl"))

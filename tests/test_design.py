@@ -81,7 +81,7 @@ def test_the_core_imports_without_the_optional_extras() -> None:
         "        if name.split('.')[0] in ('claude_agent_sdk', 'acp', 'pydot', 'orjson'):\n"
         "            raise ImportError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import lifecycle, lifecycle.claude, lifecycle.trace, lifecycle.replay_cmd\n"
+        "import lifecycle, lifecycle.claude, lifecycle.cli.trace, lifecycle.cli.replay\n"
         "from lifecycle.cli import main\n"
         "assert main(['trace', '--example', 'usage-limit-replay']) == 0\n"
     )

@@ -12,19 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from statemachine.exceptions import TransitionNotAllowed
 
-from lifecycle import diagrams
-from lifecycle.check import ledger_flow_state
 from lifecycle.conditions import render_conditions_markdown
-from lifecycle.diagrams import (
-    MACHINES,
-    cli_main,
-    find_root,
-    render_all,
-    render_dot,
-    render_mermaid,
-    transitions,
-    update_readme,
-)
 from lifecycle.errors import LocalProtocolError
 from lifecycle.events import (
     ApiRetry,
@@ -39,6 +27,18 @@ from lifecycle.events import (
 from lifecycle.incident import IncidentMachine
 from lifecycle.ledger import SessionLedger
 from lifecycle.session_flow import FLOW_EVENTS, SessionFlow, flow_transitions
+from lifecycle.tools import diagrams
+from lifecycle.tools.diagrams import (
+    MACHINES,
+    cli_main,
+    find_root,
+    render_all,
+    render_dot,
+    render_mermaid,
+    transitions,
+    update_readme,
+)
+from lifecycle.tools.explorer import ledger_flow_state
 
 ROOT = Path(__file__).resolve().parent.parent
 # The SVGs need Graphviz's `dot` (README's test command and .ci/run install it): no skip.

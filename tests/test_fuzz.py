@@ -44,9 +44,9 @@ from lifecycle import (
     read_record,
 )
 from lifecycle.claude import MalformedMessage, from_sdk_message, from_stream_json
-from lifecycle.replay import history_entry, load_history
-from lifecycle.replay_cmd import replay_lines, replay_transcript
-from lifecycle.trace import TraceDriver
+from lifecycle.cli.replay import replay_lines, replay_transcript
+from lifecycle.cli.trace import TraceDriver
+from lifecycle.history import history_entry, load_history
 from lifecycle.wire import MalformedRecordError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -217,15 +217,46 @@ def test_a_refusal_from_memory_is_a_fresh_transition_not_allowed() -> None:
     assert raised[0] is not raised[1] and str(raised[0]) == str(raised[1]) == "Can't Auth succeeded when in Failed."
 
 
-def test_forgetting_asks_a_patched_machine_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_answers_belong_to_their_owner_a_patched_machine_gets_new_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     answers = MachineAnswers()
     inc = Incident("t1:error", "t1")
     inc.state, inc.recovery = "failed", Recovery.AUTH_STATUS
     assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("moved", "historical")
     monkeypatch.setattr(IncidentMachine, "recovers_on_auth", lambda self: False)
     assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("moved", "historical")  # remembered
-    answers.forget()
-    assert _answers_outcome(answers, inc.copy(), "auth_succeeded") == ("refused", "failed")
+    # New answers ask the class as it is now; the old ones are not affected and affect nothing.
+    assert _answers_outcome(MachineAnswers(), inc.copy(), "auth_succeeded") == ("refused", "failed")
+
+
+def test_two_ledgers_never_share_answers_unless_given_the_same_object(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lifecycle import AuthStatus, SessionLedger
+    from lifecycle.events import Assistant, PromptStarted, Result
+
+    def auth_failure(ledger: SessionLedger) -> None:
+        ledger.process(PromptStarted(turn_id="t1"), lambda _out: None)
+        ledger.process(
+            Assistant(text="Invalid API key · Please run /login", error="authentication_failed", model="<synthetic>"),
+            lambda _out: None,
+        )
+        ledger.process(Result(subtype="success", is_error=True, result="Invalid API key · Please run /login"),
+                       lambda _out: None)
+
+    first = SessionLedger("s1", negotiated=True, epoch="e1")
+    auth_failure(first)
+    first.process(AuthStatus(ok=True), lambda _out: None)  # asks the real machine: recovers
+    assert not first.has_active
+    monkeypatch.setattr(IncidentMachine, "recovers_on_auth", lambda self: False)
+    second = SessionLedger("s2", negotiated=True, epoch="e1")
+    auth_failure(second)
+    with pytest.raises(TransitionNotAllowed):  # asked afresh of the patched class, not first's answers
+        second.process(AuthStatus(ok=True), lambda _out: None)
+    shared = MachineAnswers()
+    third = SessionLedger("s3", negotiated=True, epoch="e1", answers=shared)
+    fourth = SessionLedger("s4", negotiated=True, epoch="e1", answers=shared)
+    auth_failure(third)
+    asked = len(shared)
+    auth_failure(fourth)  # the same questions: answered from what third's ledger asked
+    assert asked > 0 and len(shared) == asked
 
 
 class _ImpureMachine(IncidentMachine):

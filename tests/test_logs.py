@@ -32,9 +32,9 @@ from fuzz.report import SECTIONS, install
 from secrets_corpus import CONTEXTS, SHAPES, embed, escaped_forms
 
 from lifecycle import ApiRetry, ModelFallback, PromptStarted, SessionLedger
+from lifecycle.cli.trace import TraceDriver
 from lifecycle.incident import IncidentMachine
 from lifecycle.log import StructlogObserver, configure_logging
-from lifecycle.trace import TraceDriver
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((CONFORMANCE / "cases").glob("*.input.jsonl"))

@@ -9,7 +9,7 @@ from typing import Any
 from session_harness import Session
 
 from lifecycle import HistoryEntry
-from lifecycle.replay import history_entry, load_history
+from lifecycle.history import history_entry, load_history
 
 HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.332"
 LIMIT = "You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from lifecycle.replay_cmd import find_transcript, replay_lines, replay_transcript
+from lifecycle.cli.replay import find_transcript, replay_lines, replay_transcript
 
 TRANSCRIPTS = sorted(FIXTURES.glob("*.transcript.jsonl"))
 USAGE_LIMIT = {"usage_limit_gateway": "You've hit your 5-hour limit · resets 4:06pm (UTC)"}
@@ -119,7 +119,7 @@ def test_memory_stays_bounded_as_the_transcript_grows() -> None:
 def _full_replay(lines: list[bytes]) -> tuple[list[dict[str, object]], list[str]]:
     """Every line parsed and every message fed: what the lazy replay must equal."""
     from lifecycle import SessionLedger
-    from lifecycle.replay import load_history
+    from lifecycle.history import load_history
 
     ledger = SessionLedger("s", negotiated=True, epoch="replay")
     records: list[dict[str, object]] = []

@@ -47,11 +47,11 @@ from lifecycle import (
     attach_record,
 )
 from lifecycle.claude import from_sdk_exception, from_sdk_message
+from lifecycle.cli.trace import run_trace
 from lifecycle.conditions import USAGE_LIMIT_PREFIXES
 from lifecycle.events import Outbound
+from lifecycle.history import load_history
 from lifecycle.log import StructlogObserver, configure_logging
-from lifecycle.replay import load_history
-from lifecycle.trace import run_trace
 
 KINDS: tuple[str, ...] = (*h.ERROR_KINDS, "brand_new_kind")
 EMBEDDINGS = len(embed("x", CONTEXTS[0]))

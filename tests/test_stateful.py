@@ -42,11 +42,11 @@ from lifecycle import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
-from lifecycle.check import ledger_fingerprint
 from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound
+from lifecycle.history import load_history
 from lifecycle.incident import RECOVERY_EVENTS
-from lifecycle.replay import load_history
+from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
 
 SECRETS = (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CONFORMANCE
 
-from lifecycle.trace import run_trace
+from lifecycle.cli.trace import run_trace
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,11 @@ _FIXTURE_NAME = "claude-cli-2.1.332"
 
 
 def fixtures_dir() -> Path:
-    """Recorded runs: ``$CC_E2E_FIXTURES`` or ``shared/fixtures/claude-cli-2.1.332`` next to the repo."""
-    env = os.environ.get("CC_E2E_FIXTURES")
-    candidates = [Path(env)] if env else []
-    candidates += [
-        _HERE.parents[2] / "shared" / "fixtures" / _FIXTURE_NAME,  # <work>/shared beside <work>/main
-        Path("/work/shared/fixtures") / _FIXTURE_NAME,
-    ]
-    for c in candidates:
-        if (c / "README.md").is_file():
-            return c
-    raise FileNotFoundError(f"recorded fixtures not found in any of {candidates}")
+    """The recorded runs vendored in this repository (``tests/fixtures/claude-cli-2.1.332``)."""
+    path = _HERE.parent / "fixtures" / _FIXTURE_NAME
+    if not (path / "README.md").is_file():
+        raise FileNotFoundError(f"recorded fixtures missing: {path}")
+    return path
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -35,8 +35,8 @@ from typing import Any
 
 from lifecycle import ClientProjection, PromptStarted, SessionLedger
 from lifecycle.claude import from_sdk_exception, from_sdk_message
+from lifecycle.cli.replay import ReplayView, replay_transcript
 from lifecycle.events import Event, Outbound, PromptErrorOut, PromptResponseOut, SessionUpdateOut
-from lifecycle.replay_cmd import ReplayView, replay_transcript
 
 from .claude_cli import RECORDED_OPTIONS, CliClient, CliRun, CliTurn, run_query_async
 

@@ -1,4 +1,4 @@
-"""The reference ACP agent end to end: a real ACP client spawns ``python -m lifecycle.acp_agent``,
+"""The reference ACP agent end to end: a real ACP client spawns ``python -m lifecycle.agent``,
 which drives the real bundled Claude Code CLI against the fake Anthropic API on 127.0.0.1.
 
 One agent process per client kind (a capable client that negotiated ``sessionFailure``, and a
@@ -183,7 +183,7 @@ class Outcome:
 
 
 class AgentUnderTest:
-    """``python -m lifecycle.acp_agent`` in a subprocess and a real ACP client connected to it."""
+    """``python -m lifecycle.agent`` in a subprocess and a real ACP client connected to it."""
 
     def __init__(self, kind: str, root: Path, args: tuple[str, ...] = ()) -> None:
         self.kind = kind
@@ -231,7 +231,7 @@ class AgentUnderTest:
                 RecordingClient(),  # type: ignore[arg-type]
                 sys.executable,
                 "-m",
-                "lifecycle.acp_agent",
+                "lifecycle.agent",
                 *self.args,
                 env=env,
                 cwd=str(self.cwd),

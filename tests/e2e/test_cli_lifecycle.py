@@ -34,9 +34,9 @@ import pytest
 from claude_agent_sdk import ResultError, get_session_messages
 from test_claude import EXPECTED, RETRY_CATEGORY, _title_ok  # the table the recordings meet: imported, not copied
 
-from lifecycle import replay_cmd
+from lifecycle.cli import replay as replay_cmd
+from lifecycle.cli.replay import replay_transcript
 from lifecycle.events import Assistant, Outbound, PromptErrorOut, PromptResponseOut, Result, SessionUpdateOut
-from lifecycle.replay_cmd import replay_transcript
 
 from .claude_cli import CliRun, cli_client
 from .fakeapi import FakeAnthropicAPI, gateway_jwt
@@ -138,7 +138,7 @@ def test_negotiated_ledger_gives_the_spec_record(runs: dict[str, CliRun], name: 
 
     want = EXPECTED[name]
     if want is None:  # the retried turn succeeded: no error record, the warning is history only
-        assert settle.record is None and settle.meta is None
+        assert settle.record is None and "_meta" not in settle.to_jsonrpc()["result"]
         assert driver.client.received[incident] == list(range(1, n + 1))
         assert driver.active() == []
         i = max(i for i, ev in enumerate(log.events) if type(ev).__name__ == "ApiRetry")
@@ -186,7 +186,7 @@ def test_legacy_ledger_keeps_the_json_rpc_error_and_the_text(runs: dict[str, Cli
     real = [run.text_of(m) for m in run.assistant_messages if m.model != "<synthetic>" and run.text_of(m)]
 
     if EXPECTED[name] is None:
-        assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and settle.meta is None
+        assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and "_meta" not in settle.to_jsonrpc()["result"]
         assert log.chunks == real
         return
     assert isinstance(settle, PromptErrorOut)
@@ -403,7 +403,7 @@ def test_recovery_across_turns_on_one_client(tmp_path: Path) -> None:
     assert t2.active_after[answer] == []
     assert t2.records == [] and not _has_info_update(t2)
     (settle,) = t2.settles
-    assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and settle.meta is None
+    assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and "_meta" not in settle.to_jsonrpc()["result"]
     assert driver.client.record(limit.id) == limit  # the transcript entry stays as it was
 
     # turn 3: 429 twice, then an answer: warnings, then a plain end_turn; nothing stays active

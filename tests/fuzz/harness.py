@@ -47,13 +47,13 @@ from lifecycle import (
     read_record,
 )
 from lifecycle.claude import MalformedMessage, from_sdk_exception, from_sdk_message, from_stream_json
+from lifecycle.cli.replay import CHUNK_SIZE, replay_lines, replay_transcript
+from lifecycle.cli.trace import TraceDriver, run_trace
 from lifecycle.conditions import is_usage_limit_text
 from lifecycle.events import Event, HistoryEntry, Outbound
+from lifecycle.history import history_entry, load_history
 from lifecycle.incident import TransitionObserver
-from lifecycle.replay import history_entry, load_history
-from lifecycle.replay_cmd import CHUNK_SIZE, replay_lines, replay_transcript
 from lifecycle.titles import present
-from lifecycle.trace import TraceDriver, run_trace
 from lifecycle.wire import Action, MalformedRecordError, attach_record
 
 NIGHTLY = os.environ.get("FUZZ_PROFILE", "") == "nightly"
@@ -478,7 +478,7 @@ def assert_consistent(ledger: SessionLedger, client: ClientProjection, sent: lis
         for m in sent:
             assert m.record is None
             if isinstance(m, PromptResponseOut):
-                assert m.meta is None
+                assert "_meta" not in m.to_jsonrpc()["result"]
             if isinstance(m, SessionUpdateOut):
                 assert "_meta" not in m.update and m.update.get("sessionUpdate") != "session_info_update"
 
@@ -1039,7 +1039,7 @@ def reference_replay(
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """What feeding *every* message of the transcript gives (no byte pre-filter): the oracle for
     ``replay_lines``, which parses only the lines that can change a record."""
-    from lifecycle.replay_cmd import _loads  # the same JSON parser (orjson) as the command
+    from lifecycle.cli.replay import _loads  # the same JSON parser (orjson) as the command
 
     ledger = SessionLedger("s1", negotiated=negotiated, epoch="replay")
     records: list[dict[str, Any]] = []

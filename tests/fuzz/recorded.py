@@ -13,7 +13,7 @@ from typing import Any
 from lifecycle import PromptStarted
 from lifecycle.claude import from_sdk_exception, from_sdk_message
 from lifecycle.events import Event
-from lifecycle.replay import load_history
+from lifecycle.history import load_history
 
 __all__ = ["HERE", "history_events", "recorded_events", "sdk_object"]
 

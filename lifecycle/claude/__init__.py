@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .errors import LifecycleError
-from .events import (
+from ..errors import MalformedMessage
+from ..events import (
     ApiRetry,
     Assistant,
     AuthStatus,
@@ -33,10 +33,6 @@ from .events import (
 )
 
 __all__ = ["MalformedMessage", "from_sdk_exception", "from_sdk_message", "from_stream_json", "text_of"]
-
-
-class MalformedMessage(LifecycleError, ValueError):
-    """A known SDK message type whose fields do not have the documented shape."""
 
 
 def _str(value: object) -> str | None:

@@ -64,8 +64,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .claude import from_stream_json
-from .events import (
+from ...claude import from_stream_json
+from ...events import (
     ApiRetry,
     Assistant,
     Event,
@@ -74,8 +74,8 @@ from .events import (
     QueryError,
     Result,
 )
-from .ledger import SessionLedger
-from .wire import Category, SessionFailure, Severity, attach_record
+from ...ledger import SessionLedger
+from ...wire import Category, SessionFailure, Severity, attach_record
 
 __all__ = [
     "FAILURE_DENSE_FAILURES_PER_CYCLE",
@@ -103,9 +103,7 @@ def default_fixtures() -> Path:
     env = os.environ.get("LIFECYCLE_FIXTURES")
     if env:
         return Path(env)
-    shared = os.environ.get("LIFECYCLE_SHARED")
-    root = Path(shared) if shared else Path(__file__).resolve().parent.parent.parent / "shared"
-    return root / "fixtures" / FIXTURE_SET
+    return Path(__file__).resolve().parents[3] / "tests" / "fixtures" / FIXTURE_SET
 
 
 # ====================================================================== configuration and results
@@ -1177,7 +1175,7 @@ def bench_hot_path(cfg: BenchConfig, progress: Callable[[str], None]) -> tuple[l
             "ratio",
             ratio,
             target=("<=", 0.10),
-            note=what + "; mix: lifecycle.bench.REALISTIC_MIX",
+            note=what + "; mix: lifecycle.tools.bench.REALISTIC_MIX",
         ),
         _fig(
             "hot_path.baseline_us_per_line",
@@ -1328,18 +1326,20 @@ def _sf() -> SessionFailure:
 def _profile_split(n: int) -> dict[str, Any]:
     """cProfile of ``n`` lives (observer attached) from a cold start: where python-statemachine's time goes.
 
-    The machine answers are forgotten first, so the profile includes asking every question once.
+    The ledger gets fresh machine answers, so the profile includes asking every question once.
     """
-    from .incident import ANSWERS
+    from ...incident import MachineAnswers
 
-    ledger = SessionLedger("bench-session", negotiated=True, epoch="bench", observer=_NullObserver())
+    answers = MachineAnswers()
+    ledger = SessionLedger(
+        "bench-session", negotiated=True, epoch="bench", observer=_NullObserver(), answers=answers
+    )
     lives = _make_lives(n)
-    ANSWERS.forget()
     prof = cProfile.Profile()
     prof.enable()
     _run_lives(ledger, lives, _serialise)
     prof.disable()
-    asked = len(ANSWERS)
+    asked = len(answers)
     stats = pstats.Stats(prof)
     raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
     total = sum(v[2] for v in raw.values())  # total own time = profiled wall time
@@ -1379,22 +1379,19 @@ def _profile_split(n: int) -> dict[str, Any]:
 
 
 def _cold_life_ms(reps: int) -> list[float]:
-    """One incident life right after the machine answers were forgotten (a process's first incident)."""
-    from .incident import ANSWERS
-
+    """One incident life in a ledger with fresh machine answers (a process's first incident)."""
     out: list[float] = []
     for r in range(reps):
         life = _make_lives(1, start=10_000_000 + r)
         ledger = SessionLedger("bench-session", negotiated=True, epoch="bench")
-        ANSWERS.forget()
         out.append(_timed(lambda ledger=ledger, life=life: _run_lives(ledger, life, _serialise)) * 1e3)  # type: ignore[misc]
     return out
 
 
 def _micro(reps: int, number: int) -> dict[str, float]:
     """µs per operation of python-statemachine pieces the ledger uses (best of ``reps``)."""
-    from .conditions import Recovery
-    from .incident import Incident, IncidentMachine, TransitionListener
+    from ...conditions import Recovery
+    from ...incident import Incident, IncidentMachine, TransitionListener
 
     listener = TransitionListener(_NullObserver(), "bench-session")
 
@@ -1536,8 +1533,8 @@ def _entry_kind(d: Mapping[str, Any]) -> str:
 
 
 def _is_usage_limit_line(d: Mapping[str, Any]) -> bool:
-    from .conditions import is_usage_limit_text
-    from .replay import history_entry
+    from ...conditions import is_usage_limit_text
+    from ...history import history_entry
 
     entry = history_entry(d)
     return bool(
@@ -1703,8 +1700,8 @@ def _module_available(name: str) -> bool:
         return False
 
 
-_REPLAY_MODULE = "lifecycle.replay_cmd"
-_CHECK_MODULE = "lifecycle.check"
+_REPLAY_MODULE = "lifecycle.cli.replay"
+_CHECK_MODULE = "lifecycle.tools.explorer"
 
 
 def _replay_argv(path: Path) -> list[str]:
@@ -1746,7 +1743,7 @@ _REPLAY_CHILD = "from lifecycle.cli import main\nrc = main(['replay', *sys.argv[
 
 
 def _repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[3]
 
 
 def _peak_tracemalloc(fn: Callable[[], object]) -> int:

@@ -3,7 +3,7 @@
 Rules
 -----
 * The explorer runs the real code: every step feeds real events (SDK lines translated by
-  :func:`lifecycle.claude.from_stream_json`, adapter events as :mod:`lifecycle.trace` makes them)
+  :func:`lifecycle.claude.from_stream_json`, adapter events as :mod:`lifecycle.cli.trace` makes them)
   into a real :class:`~lifecycle.ledger.SessionLedger` whose incidents move only by the answers
   of real :class:`~lifecycle.incident.IncidentMachine` instances, and delivers what it plans to a real
   :class:`~lifecycle.client.ClientProjection`. Nothing here restates *how* the ledger decides;
@@ -26,10 +26,10 @@ Breadth-first search from the roots (a capable or legacy client; a fresh session
 configuration only until it is expanded. To get a successor, the configuration is *cloned*
 (a structural copy of the ledger's slots and the client's lists, ~tens of µs) and one action is
 fed to the clone; re-running the shortest path to every frontier state would cost the whole
-prefix per successor. An incident holds no machine instance (the ledger asks
-:data:`lifecycle.incident.ANSWERS`, which asks a real ``IncidentMachine`` once per distinct
-question), so cloning one is copying its slots; every run starts by forgetting the answers, so a
-patched (mutant) machine class is asked afresh.
+prefix per successor. An incident holds no machine instance (the ledger asks the run's
+:class:`lifecycle.incident.MachineAnswers`, which asks a real ``IncidentMachine`` once per distinct
+question), so cloning one is copying its slots; every run makes its own answers, so a patched
+(mutant) machine class is asked afresh.
 
 Every edge is checked against every invariant; every new state is also checked for traps (each
 active incident must still be able to leave the active set through its own policy's event).
@@ -37,7 +37,7 @@ The first violation of each invariant is reported with the shortest path to it (
 ``lifecycle trace`` input lines (``shared/conformance/FORMAT.md``). Coverage of every declared
 ``IncidentMachine`` and :class:`~lifecycle.session_flow.SessionFlow` transition, and a list of
 expected reachability targets, make sure the explorer is not vacuous; ``--mutants`` seeds real
-bugs and requires each to be caught (:mod:`lifecycle._mutants`).
+bugs and requires each to be caught (:mod:`lifecycle.tools.mutants`).
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ import dataclasses
 import itertools
 import json
 import re
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping
@@ -58,11 +57,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .claude import from_stream_json
-from .client import ClientProjection
-from .conditions import Condition, Recovery
-from .errors import LocalProtocolError
-from .events import (
+from ...claude import from_stream_json
+from ...client import ClientProjection
+from ...conditions import Condition, Recovery
+from ...errors import LocalProtocolError
+from ...events import (
     Assistant,
     AuthStatus,
     Cancelled,
@@ -78,12 +77,12 @@ from .events import (
     RuntimeReplaced,
     SessionUpdateOut,
 )
-from .incident import ANSWERS, RECOVERY_EVENTS, IncidentMachine
-from .ledger import ActiveIncident, SessionLedger
-from .negotiation import negotiate
-from .replay import load_history
-from .session_flow import flow_state_of, flow_transitions
-from .wire import MalformedRecordError, SessionFailure, Severity, read_record
+from ...history import load_history
+from ...incident import RECOVERY_EVENTS, IncidentMachine, MachineAnswers
+from ...ledger import ActiveIncident, SessionLedger
+from ...negotiation import negotiate
+from ...session_flow import flow_state_of, flow_transitions
+from ...wire import MalformedRecordError, SessionFailure, Severity, read_record
 
 __all__ = [
     "INVARIANTS",
@@ -97,7 +96,6 @@ __all__ = [
     "cli_main",
     "declared_incident_transitions",
     "explore",
-    "forget_machine_answers",
     "render_report",
     "run_path",
 ]
@@ -167,11 +165,6 @@ class _Recorder:
 
     def note(self, what: str, **fields: Any) -> None:
         self.notes.append(what)
-
-
-def forget_machine_answers() -> None:
-    """Forget every kept machine answer (the machine class may have been patched since)."""
-    ANSWERS.forget()
 
 
 # ---------------------------------------------------------------------------- clone and fingerprint
@@ -273,6 +266,8 @@ def _cloner_for(cls: type) -> _Cloner:
         set: _clone_set,
         _Recorder: _clone_recorder,
         ClientProjection: _clone_client,
+        # One exploration's answers, shared by every world it clones (a pure function of the class).
+        MachineAnswers: _share,
     }
     if cls in simple:
         return simple[cls]
@@ -934,12 +929,16 @@ def run_step(before: World, action: Action, *, fail_first: bool = False) -> Step
     return step
 
 
-def make_root(root: Root) -> Step:
-    """The root configuration: ``initialize``, then ``session`` or ``load`` (a fresh ledger)."""
+def make_root(root: Root, answers: MachineAnswers | None = None) -> Step:
+    """The root configuration: ``initialize``, then ``session`` or ``load`` (a fresh ledger).
+
+    ``answers``: the exploration's machine answers (asked of the machine class as it is now);
+    ``None`` gives the root's ledger answers of its own.
+    """
     recorder = _Recorder()
     lines = _root_lines(root)
     negotiated = negotiate(lines[0]["clientCapabilities"])
-    ledger = SessionLedger(SESSION_ID, negotiated=negotiated, epoch=EPOCH, observer=recorder)
+    ledger = SessionLedger(SESSION_ID, negotiated=negotiated, epoch=EPOCH, observer=recorder, answers=answers)
     world = World(ledger=ledger, client=ClientProjection(), root=root.name, max_turns=root.turns)
     step = Step(None, None, world, [], recorder, root=root)
     if root.history is not None:
@@ -1625,7 +1624,8 @@ class Explorer:
 
     def run(self) -> CheckResult:
         started = time.perf_counter()
-        forget_machine_answers()
+        # Fresh answers for every run: the machine class may be a mutant's since the last one.
+        answers = MachineAnswers()
         b = self.bounds
         result = CheckResult(bounds=b, invariants=[i.name for i in INVARIANTS] + [RECOVERY_REACHABLE.name])
         result.coverage = {_label(t): 0 for t in declared_incident_transitions()}
@@ -1666,7 +1666,7 @@ class Explorer:
             return not bad
 
         for root in ROOTS:
-            step = make_root(root)
+            step = make_root(root, answers)
             node = _Node(step.after, None, _root_lines(root), root.name, 0)
             result.roots += 1
             if not record(step, node):
@@ -1777,7 +1777,6 @@ def run_path(root_name: str, steps: list[str]) -> PathReplay:
     root = next((r for r in ROOTS if r.name == root_name), None)
     if root is None:
         raise ValueError(f"no root {root_name!r}")
-    forget_machine_answers()
     step = make_root(root)
     delivered = [out.to_jsonrpc() for out, ok in step.sent if ok]
     replay = PathReplay([step], delivered, [_dumps(x) for x in _root_lines(root)])
@@ -1882,7 +1881,7 @@ def cli_main(argv: list[str]) -> int:
         failed_sends=not args.no_failed_sends,
     )
     if args.mutants:
-        from ._mutants import render_mutants_report, run_mutants
+        from ..mutants import render_mutants_report, run_mutants
 
         report = run_mutants(bounds)
         if args.json:
@@ -1897,6 +1896,3 @@ def cli_main(argv: list[str]) -> int:
         print(render_report(result, verbose=args.verbose))
     return 0 if result.ok else 1
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(cli_main(sys.argv[1:]))

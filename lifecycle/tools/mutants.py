@@ -22,32 +22,29 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import client as client_mod
-from . import ledger as ledger_mod
-from . import titles as titles_mod
-from .check import (
-    INVARIANTS,
-    Bounds,
-    Explorer,
-    Violation,
-    check_escape,
-    forget_machine_answers,
-    run_path,
-)
-from .conditions import Recovery
-from .events import (
+from .. import client as client_mod
+from .. import ledger as ledger_mod
+from .. import titles as titles_mod
+from ..conditions import Recovery
+from ..events import (
     ApiRetry,
     Assistant,
     AuthStatus,
     Cancelled,
     HistoryLoaded,
     ModelFallback,
-    PromptResponseOut,
     Result,
-    SessionUpdateOut,
 )
-from .incident import IncidentMachine
-from .wire import Action, SessionFailure, Severity, attach_record
+from ..incident import IncidentMachine
+from ..wire import Action, SessionFailure, Severity, attach_record
+from .explorer import (
+    INVARIANTS,
+    Bounds,
+    Explorer,
+    Violation,
+    check_escape,
+    run_path,
+)
 
 __all__ = ["MUTANTS", "Mutant", "MutantReport", "MutantResult", "render_mutants_report", "run_mutants"]
 
@@ -83,11 +80,9 @@ def applied(mutant: Mutant) -> Iterator[None]:
     patches = _Patches()
     try:
         mutant.apply(patches)
-        forget_machine_answers()
         yield
     finally:
         patches.undo()
-        forget_machine_answers()
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +112,7 @@ def _recovery_on_wrong_event(p: _Patches) -> None:
 
 def _with_revision(out: Any, revision: int) -> Any:
     rec: SessionFailure = out.record.model_copy(update={"revision": revision})
-    if isinstance(out, PromptResponseOut):
-        return dataclasses.replace(out, meta=attach_record(None, rec), record=rec)
-    update = {**out.update, "_meta": attach_record(None, rec)}
-    return SessionUpdateOut(session_id=out.session_id, update=update, record=rec)
+    return dataclasses.replace(out, record=rec)
 
 
 def _revision_not_bumped(p: _Patches) -> None:
@@ -419,8 +411,7 @@ def run_mutant(mutant: Mutant, bounds: Bounds | None = None) -> MutantResult:
     try:
         result = Explorer(bounds, stop_at_first=True).run()
     finally:
-        patches.undo()
-        forget_machine_answers()  # answers of a mutated machine must not outlive the mutant
+        patches.undo()  # the run's machine answers went with its Explorer
     seconds = time.perf_counter() - started
     if not result.violations:
         return MutantResult(mutant.name, mutant.bug, None, "NOT CAUGHT", None, result.states, seconds)

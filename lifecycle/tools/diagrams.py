@@ -25,9 +25,9 @@ from pathlib import Path
 
 from statemachine import StateMachine
 
-from .conditions import render_conditions_markdown
-from .incident import RECOVERY_EVENTS, IncidentMachine
-from .session_flow import SessionFlow
+from ..conditions import render_conditions_markdown
+from ..incident import RECOVERY_EVENTS, IncidentMachine
+from ..session_flow import SessionFlow
 
 __all__ = [
     "MACHINES",
@@ -220,7 +220,7 @@ def find_root(cwd: Path | None = None) -> Path:
     here = (cwd or Path.cwd()).resolve()
     if _is_repo(here):
         return here
-    package_parent = Path(__file__).resolve().parent.parent
+    package_parent = Path(__file__).resolve().parents[2]
     return package_parent if _is_repo(package_parent) else here
 
 

@@ -14,14 +14,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .claude import MalformedMessage, from_stream_json
-from .errors import LifecycleError
-from .events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, QueryError, RuntimeReplaced
-from .incident import TransitionObserver
-from .ledger import SessionLedger
-from .negotiation import negotiate
-from .redaction import redact
-from .replay import load_history
+from ..claude import MalformedMessage, from_stream_json
+from ..errors import LifecycleError
+from ..events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, QueryError, RuntimeReplaced
+from ..history import load_history
+from ..incident import TransitionObserver
+from ..ledger import SessionLedger
+from ..negotiation import negotiate
+from ..redaction import redact
 
 __all__ = ["TraceDriver", "run_trace"]
 

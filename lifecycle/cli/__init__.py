@@ -27,7 +27,7 @@ def _lines(stream: BinaryIO) -> Iterator[str]:
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
-    from .log import StructlogObserver, configure_logging
+    from ..log import StructlogObserver, configure_logging
     from .trace import run_trace
 
     if args.example is not None:
@@ -55,7 +55,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .wire import record_json_schema
+    from ..wire import record_json_schema
 
     print(json.dumps(record_json_schema(), indent=2, sort_keys=True))
     return 0
@@ -84,11 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _DELEGATED: tuple[tuple[str, str, str], ...] = (
-    ("replay", "replay_cmd", "show the typed records a capable client gets for a real transcript"),
-    ("check", "check", "exhaustively explore the abstract session state space and check invariants"),
-    ("diagrams", "diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
-    ("bench", "bench", "measure the lifecycle against baselines in the same run"),
-    ("acp", "acp_agent", "run the reference Claude ACP agent over stdio"),
+    ("replay", "cli.replay", "show the typed records a capable client gets for a real transcript"),
+    ("check", "tools.explorer", "exhaustively explore the abstract session state space and check invariants"),
+    ("diagrams", "tools.diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
+    ("bench", "tools.bench", "measure the lifecycle against baselines in the same run"),
+    ("acp", "agent", "run the reference Claude ACP agent over stdio"),
 )
 
 
@@ -117,6 +117,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     code: int = args.func(args)
     return code
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

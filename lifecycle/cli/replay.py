@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from .conditions import USAGE_LIMIT_PREFIXES
-from .events import Outbound
-from .ledger import SessionLedger
-from .replay import history_entry, load_history
+from ..conditions import USAGE_LIMIT_PREFIXES
+from ..events import Outbound
+from ..history import history_entry, load_history
+from ..ledger import SessionLedger
 
 __all__ = [
     "CHUNK_SIZE",
@@ -340,7 +340,7 @@ def _line_regions(stream: BinaryIO, chunk_size: int) -> Iterable[tuple[bytes, in
 
 def load_history_entry(entry: Any) -> Any:
     """One entry as a one-element :class:`HistoryLoaded` (the ledger streams them)."""
-    from .events import HistoryLoaded
+    from ..events import HistoryLoaded
 
     return HistoryLoaded(entries=(entry,))
 

@@ -1,5 +1,5 @@
 """The reference ACP agent: an ACP client talks to Claude Code through ``claude-agent-sdk``, with
-the incident ledger embedded (``lifecycle acp`` or ``python -m lifecycle.acp_agent``).
+the incident ledger embedded (``lifecycle acp`` or ``python -m lifecycle.agent``).
 
 Needs the ``acp`` and ``claude`` extras. Deliberately small: text prompts, Claude's text streamed
 as ``agent_message_chunk``, no tool UI. Everything on stdout is the ACP protocol; every log line
@@ -61,11 +61,11 @@ from acp.schema import (
 )
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, get_session_info, get_session_messages
 
-from . import __version__
-from .acp import SessionPublisher, advertise, negotiate_client, new_epoch
-from .claude import from_sdk_exception, from_sdk_message
-from .errors import LifecycleError
-from .events import (
+from .. import __version__
+from ..acp import SessionPublisher, advertise, negotiate_client, new_epoch
+from ..claude import from_sdk_exception, from_sdk_message
+from ..errors import LifecycleError
+from ..events import (
     ApiRetry,
     Assistant,
     AuthStatus,
@@ -79,13 +79,14 @@ from .events import (
     Result,
     RuntimeReplaced,
 )
-from .ledger import SessionLedger
-from .log import StructlogObserver, configure_logging
-from .replay import load_history
+from ..history import load_history
+from ..incident import MachineAnswers
+from ..ledger import SessionLedger
+from ..log import StructlogObserver, configure_logging
 
 __all__ = ["AUTH_METHOD_ID", "AgentConfig", "ClaudeAcpAgent", "ClientFactory", "SdkClient", "cli_main", "serve"]
 
-log = structlog.get_logger("lifecycle.acp_agent")
+log = structlog.get_logger("lifecycle.agent")
 
 #: The one authentication method advertised (``authenticate`` with it feeds ``AuthStatus``).
 AUTH_METHOD_ID = "claude-login"
@@ -483,6 +484,7 @@ class ClaudeAcpAgent:
         self._conn: Any = None
         self._negotiated = False
         self._sessions: dict[str, _Session] = {}
+        self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -511,7 +513,9 @@ class ClaudeAcpAgent:
     def _open(self, session_id: str, cwd: str) -> _Session:
         epoch = new_epoch()
         observer = StructlogObserver(epoch=epoch)
-        ledger = SessionLedger(session_id, negotiated=self._negotiated, epoch=epoch, observer=observer)
+        ledger = SessionLedger(
+            session_id, negotiated=self._negotiated, epoch=epoch, observer=observer, answers=self._answers
+        )
         session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger))
         self._sessions[session_id] = session
         return session
@@ -731,6 +735,3 @@ def cli_main(argv: list[str]) -> int:
         return 0
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(cli_main(sys.argv[1:]))

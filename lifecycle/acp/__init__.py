@@ -49,10 +49,10 @@ from acp.schema import (
     SessionNotification,
 )
 
-from .events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
-from .ledger import SessionLedger
-from .negotiation import agent_capabilities_meta, negotiate
-from .wire import SessionFailure, attach_record
+from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
+from ..ledger import SessionLedger
+from ..negotiation import agent_capabilities_meta, negotiate
+from ..wire import SessionFailure, attach_record
 
 __all__ = [
     "SessionPublisher",
@@ -168,13 +168,7 @@ def prompt_response(out: PromptResponseOut, *, meta: Mapping[str, Any] | None = 
         out: the ledger's settlement of the turn.
         meta: the agent's own ``_meta`` for the response (kept beside a record).
     """
-    combined: dict[str, Any] | None
-    if out.record is not None:
-        combined = attach_record(meta, out.record)
-    elif out.meta is not None:
-        combined = merge_meta(meta, out.meta)
-    else:
-        combined = dict(meta) if meta else None
+    combined = out.meta(meta)
     # ``stopReason`` is validated by the SDK model (the ledger only plans ACP stop reasons).
     data: dict[str, Any] = {"stopReason": out.stop_reason}
     if combined is not None:
@@ -313,7 +307,7 @@ class SessionPublisher:
 
     async def _deliver(self, out: Outbound) -> None:
         if isinstance(out, SessionUpdateOut):
-            await self._conn.session_update(out.session_id, acp_update(out.update))
+            await self._conn.session_update(out.session_id, acp_update(out.wire_update()))
             return
         future = self._turns.get(out.turn_id)
         if future is None or future.done():
