@@ -3,7 +3,8 @@
 The benchmark's figures are measured, not asserted: these tests run ``--quick`` once and check that
 every figure is present and a positive finite number (or says why it could not be measured), and
 that the inputs it times are what it claims they are (stream-json lines that the Claude SDK parses
-back into exactly the recorded messages, a transcript with the usage limits it says it holds).
+back into exactly the recorded messages, a transcript with the usage limits it says it holds), and
+that the inputs shipped with the package are exactly what the recordings in ``tests/fixtures`` derive.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import importlib.util
 import io
 import json
 import math
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 from lifecycle.claude import from_sdk_message, from_stream_json
 from lifecycle.events import PromptStarted
@@ -108,6 +111,8 @@ def test_quick_run_details_describe_the_measured_inputs(quick: tuple[int, dict[s
     replay = result["details"]["replay"]
     assert replay["large"]["lines"] >= 10 * replay["small"]["lines"] * 0.9
     assert replay["large"]["usage_limits"] >= 1
+    # Built from the inputs shipped with the package (no --fixtures).
+    assert "package data" in result["inputs"]
     prof = result["details"]["incident"]["profile"]
     assert set(prof["seconds"]) >= {"machine_creation", "transitions_send", "machine_answers_fire"}
     # The profile starts cold: the questions its lives need were asked of real machines, and only once.
@@ -129,6 +134,51 @@ def test_figure_without_a_measurement_misses_its_target() -> None:
     f = bench.Figure("y", "y", "ratio", 0.5, [0.4, 0.5, 0.9], target=("<=", 0.5))
     assert f.met is True
     assert f.spread() == {"min": 0.4, "q1": 0.45, "q3": 0.7, "max": 0.9}
+
+
+def test_missing_fixtures_folder_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.cli_main(["--quick", "--fixtures", str(tmp_path / "nowhere")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the shipped inputs
+
+REDERIVE = f"lifecycle bench --derive-inputs tests/fixtures/{bench.FIXTURE_SET}"
+
+
+def test_shipped_inputs_are_derived_from_the_recordings() -> None:
+    """One source of truth: the copy shipped in lifecycle/tools/bench/data/ is what the derivation makes
+    of the recordings today, byte for byte, and nothing else (so it cannot go stale)."""
+    derived = bench.derive_data(FIXTURES)
+    shipped = bench.shipped_data()
+    assert sorted(shipped) == sorted(derived), f"the shipped inputs are stale: run {REDERIVE}"
+    for name, data in derived.items():
+        assert shipped[name] == data, f"the shipped {name} is stale: run {REDERIVE}"
+    # What the benchmark builds by default is then what the recordings build.
+    assert bench.shipped_recordings().scenarios == bench.Recordings.from_folder(FIXTURES).scenarios
+
+
+def test_shipped_inputs_are_declared_package_data() -> None:
+    """Every shipped file is matched by a [tool.setuptools.package-data] pattern, so a wheel carries it."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        patterns = tomllib.load(fh)["tool"]["setuptools"]["package-data"]["lifecycle"]
+    data = ROOT / "lifecycle" / "tools" / "bench" / "data"
+    files = [p.relative_to(ROOT / "lifecycle").as_posix() for p in data.rglob("*") if p.is_file()]
+    assert files
+    for name in files:
+        assert any(fnmatch(name, pattern) for pattern in patterns), f"{name} is not declared as package data"
+
+
+def test_shipped_inputs_hold_what_the_benchmark_reads() -> None:
+    recordings = bench.shipped_recordings()
+    assert {"success", "max_turns", "retry_then_success", "max_tokens_once"} <= set(recordings.scenarios)
+    assert len(recordings.failing) >= 10
+    pools = recordings.pools
+    assert pools.header and pools.turns and pools.limit_turns
+    # Only the per-process header lines are in the header; the turns hold none of them.
+    header_kinds = {d["type"] for d in pools.header}
+    assert "api-request-shape" in header_kinds
+    assert not any(d.get("type") == "api-request-shape" for turn in pools.turns for d in turn)
 
 
 # ------------------------------------------------------------------ the inputs
