@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _DELEGATED: tuple[tuple[str, str, str], ...] = (
     ("replay", "cli.replay", "show the typed records a capable client gets for a real transcript"),
-    ("check", "tools.explorer", "exhaustively explore the abstract session state space and check invariants"),
+    ("check", "tools.explorer.cli", "exhaustively explore the abstract session state space and check invariants"),
     ("diagrams", "tools.diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
     ("bench", "tools.bench", "measure the lifecycle against baselines in the same run"),
     ("acp", "agent", "run the reference Claude ACP agent over stdio"),

@@ -1,0 +1,560 @@
+"""The explorer's alphabet, roots and steps: what the environment may do, and doing it.
+
+Rules
+-----
+* An :class:`Action` is one letter of the alphabet: the ``lifecycle trace`` lines it feeds (SDK
+  lines translated by :func:`lifecycle.claude.from_stream_json`, adapter events as
+  :mod:`lifecycle.cli.trace` makes them) and when the environment may emit them.
+* A :class:`Root` is an initial configuration (a capable or legacy client; a fresh session or a
+  ``session/load`` of a history).
+* :func:`run_step` feeds one action to a clone of a world and delivers what the ledger plans;
+  :func:`make_root` builds a root's world with the machine answers its caller owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...claude import from_stream_json
+from ...client import ClientProjection
+from ...conditions import Recovery
+from ...errors import LocalProtocolError
+from ...events import (
+    AuthStatus,
+    Cancelled,
+    Event,
+    Outbound,
+    PromptErrorOut,
+    PromptResponseOut,
+    PromptStarted,
+    QueryEnded,
+    QueryError,
+    RuntimeReplaced,
+)
+from ...history import load_history
+from ...ids import turn_error_id
+from ...incident import MachineAnswers
+from ...ledger import ActiveIncident, SessionLedger
+from ...negotiation import negotiate
+from ...session_flow import flow_transitions
+from ...wire import SessionFailure
+from .world import (
+    ANSWER_TEXT,
+    AUTH_FAILED_TEXT,
+    AUTH_TEXT,
+    CAPABLE,
+    EPOCH,
+    FALLBACK_TEXTS,
+    LEGACY,
+    LIMIT_TEXT,
+    LOCAL_COMMAND_TEXT,
+    OLDER_LIMIT_TEXT,
+    QUERY_ERROR_TEXT,
+    RATE_TEXT,
+    RESULT_ERROR_TEXT,
+    SESSION_ID,
+    STALE_RUNTIME_NOTE,
+    Bounds,
+    Recorder,
+    World,
+)
+
+__all__ = [
+    "ACTIONS",
+    "ACTIONS_BY_NAME",
+    "ROOTS",
+    "Action",
+    "Line",
+    "Root",
+    "Step",
+    "adapter_line",
+    "drain",
+    "make_root",
+    "outcome",
+    "root_lines",
+    "run_step",
+]
+
+Line = dict[str, Any]
+
+
+def adapter_line(event: str, **fields: Any) -> Line:
+    return {"type": "adapter", "event": event, **fields}
+
+
+def _assistant(text: str, model: str, error: str | None = None, uuid: str = "a1") -> Line:
+    line: Line = {
+        "type": "assistant",
+        "message": {"model": model, "role": "assistant", "content": [{"type": "text", "text": text}]},
+        "parent_tool_use_id": None,
+        "uuid": uuid,
+        "session_id": SESSION_ID,
+    }
+    if error is not None:
+        line["error"] = error
+    return line
+
+
+def _retry_line(world: World) -> Line:
+    if _retry_revision(world) == 0:
+        return _retry(world, 429, "rate_limit")
+    return _retry(world, None, "unknown")
+
+
+def _retry(world: World, status: int | None, kind: str) -> Line:
+    return {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": _retry_revision(world) + 1,
+        "max_retries": 10,
+        "retry_delay_ms": 500,
+        "error_status": status,
+        "error": kind,
+        "session_id": SESSION_ID,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One letter of the alphabet: the trace lines it feeds, when it is enabled, what it may end.
+
+    ``recovers`` is the spec's table, not the ledger's: the recovery policies whose incidents may
+    leave the active set on this event (spec: "Internal recovery").
+    """
+
+    name: str
+    lines: Callable[[World], tuple[Line, ...]]
+    enabled: Callable[[World, Bounds], bool]
+    flow_event: str | None = None
+    recovers: frozenset[Recovery] = frozenset()
+    late: bool = False  # fed tagged with the replaced runtime's generation
+    failure_kind: str | None = None  # Claude failure text of this kind (reference for legacy codes)
+    settles_with_failure: bool = False  # ends a running turn as a failure (spec reference)
+    publishes_nothing: bool = False  # recovery-only events: nothing may be sent
+
+
+# The environment: a Claude runtime emits SDK messages only while it is alive; once its query
+# iterator threw or ended it is dead until the adapter replaces it, and the adapter replaces only
+# a dead runtime and prompts only on a live one. ``auth_status``/``authenticate``, cancellation and
+# late events from a replaced runtime may arrive at any time.
+
+
+def _always(world: World, bounds: Bounds) -> bool:
+    return True
+
+
+def _alive(world: World, bounds: Bounds) -> bool:
+    return not world.dead
+
+
+def _while_running(world: World, bounds: Bounds) -> bool:
+    return world.running and not world.dead
+
+
+def _retry_revision(world: World) -> int:
+    turn = world.ledger.turn
+    return world.ledger.revision_of(turn_error_id(turn.turn_id)) if turn else 0
+
+
+def _retry_allowed(world: World, bounds: Bounds) -> bool:
+    return _while_running(world, bounds) and _retry_revision(world) < bounds.retries
+
+
+def _turn_bound(world: World, bounds: Bounds) -> int:
+    return bounds.turns if world.max_turns is None else min(bounds.turns, world.max_turns)
+
+
+def _prompt_allowed(world: World, bounds: Bounds) -> bool:
+    return not world.running and not world.dead and world.turns < _turn_bound(world, bounds)
+
+
+def _replace_allowed(world: World, bounds: Bounds) -> bool:
+    return world.dead and world.ledger.runtime < bounds.replacements
+
+
+def _notice_revision(world: World) -> int:
+    return max((a.revision for a in world.active if a.state == "noticed"), default=0)
+
+
+def _turn_id(world: World) -> str:
+    return f"t{world.turns + 1}"
+
+
+_ANSWER_RECOVERS = frozenset({Recovery.REAL_MODEL_ANSWER, Recovery.CONFIRMED_ATTEMPT})
+
+ACTIONS: tuple[Action, ...] = (
+    Action("prompt", lambda w: (adapter_line("prompt", turnId=_turn_id(w)),), _prompt_allowed, "prompt"),
+    Action(
+        "prompt_while_running",
+        lambda w: (adapter_line("prompt", turnId=_turn_id(w)),),
+        lambda w, b: _while_running(w, b) and w.turns < _turn_bound(w, b),
+    ),
+    # A client re-sends a prompt with the last turn's id (a retried request): refused.
+    Action(
+        "prompt_reusing_turn_id",
+        lambda w: (adapter_line("prompt", turnId=w.ledger.turn.turn_id if w.ledger.turn else "t0"),),
+        lambda w, b: w.ledger.turn is not None and not w.running,
+    ),
+    # The first retry of a turn got an HTTP response (429), the next one none (a connection
+    # error): both kinds, one letter (the VIEW would merge their successors anyway).
+    Action("api_retry", lambda w: (_retry_line(w),), _retry_allowed, "api_retry"),
+    Action(
+        "rate_limit_error",
+        lambda w: (_assistant(RATE_TEXT, "<synthetic>", "rate_limit"),),
+        _while_running,
+        "claude_failure",
+        failure_kind="rate_limit",
+    ),
+    Action(
+        "auth_error",
+        lambda w: (_assistant(AUTH_TEXT, "<synthetic>", "authentication_failed"),),
+        _while_running,
+        "claude_failure",
+        failure_kind="auth",
+    ),
+    Action(
+        "usage_limit_error",
+        lambda w: (_assistant(LIMIT_TEXT, "<synthetic>", "rate_limit"),),
+        _while_running,
+        "claude_failure",
+        failure_kind="usage_limit",
+    ),
+    Action(
+        "real_answer",
+        lambda w: (_assistant(ANSWER_TEXT, "claude-opus-4-5"),),
+        _while_running,
+        "real_answer",
+        recovers=_ANSWER_RECOVERS,
+    ),
+    Action(
+        "local_command", lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),), _while_running, "local_command"
+    ),
+    Action(
+        "result_success",
+        lambda w: (
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": False,
+                "result": ANSWER_TEXT,
+                "stop_reason": "end_turn",
+            },
+        ),
+        _alive,
+        "result_success",
+        recovers=frozenset({Recovery.CONFIRMED_ATTEMPT}),
+    ),
+    Action(
+        "result_error",
+        lambda w: (
+            {
+                "type": "result",
+                "subtype": "success",
+                "is_error": True,
+                "result": RESULT_ERROR_TEXT,
+                "api_error_status": 529,
+                "terminal_reason": "api_error",
+            },
+        ),
+        _alive,
+        "result_error",
+        settles_with_failure=True,
+    ),
+    Action(
+        "auth_ok",
+        lambda w: ({"type": "auth_status", "isAuthenticating": False, "output": []},),
+        _always,
+        recovers=frozenset({Recovery.AUTH_STATUS}),
+        publishes_nothing=True,
+    ),
+    Action(
+        "auth_failed",
+        lambda w: ({"type": "auth_status", "isAuthenticating": False, "output": [], "error": AUTH_FAILED_TEXT},),
+        _always,
+        publishes_nothing=True,
+    ),
+    Action(
+        "query_error",
+        lambda w: (adapter_line("query_error", message=QUERY_ERROR_TEXT),),
+        _alive,
+        "runtime_lost",
+        settles_with_failure=True,
+    ),
+    Action(
+        "worker_shutdown_eof",
+        lambda w: ({"type": "system", "subtype": "worker_shutting_down", "reason": "idle"}, adapter_line("query_end")),
+        _alive,
+        "runtime_lost",
+        settles_with_failure=True,
+    ),
+    Action("query_end", lambda w: (adapter_line("query_end"),), _alive, "runtime_lost", settles_with_failure=True),
+    Action(
+        "runtime_replaced",
+        lambda w: (adapter_line("runtime_replaced"),),
+        _replace_allowed,
+        recovers=frozenset({Recovery.RUNTIME_REPLACED}),
+        publishes_nothing=True,
+    ),
+    Action(
+        "model_fallback",
+        lambda w: (
+            {
+                "type": "system",
+                "subtype": "model_fallback",
+                "content": FALLBACK_TEXTS[_notice_revision(w) % len(FALLBACK_TEXTS)],
+                "original_model": "claude-opus-4-5",
+                "fallback_model": "claude-sonnet-4-5",
+                "trigger": "overloaded",
+            },
+        ),
+        lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices,  # emitted during a query
+        recovers=frozenset({Recovery.NEVER}),  # only by a newer notice superseding it
+    ),
+    Action("cancel", lambda w: (adapter_line("cancel"),), _while_running, "cancel"),
+    Action(
+        "late_event",
+        lambda w: (adapter_line("late_event", runtime=w.ledger.runtime - 1, note=STALE_RUNTIME_NOTE,
+                            line=_assistant(ANSWER_TEXT, "claude-opus-4-5")),),
+        lambda w, b: w.ledger.runtime >= 1,
+        late=True,
+        publishes_nothing=True,
+    ),
+)
+ACTIONS_BY_NAME: Mapping[str, Action] = {a.name: a for a in ACTIONS}
+
+
+# ---------------------------------------------------------------------------- roots (histories)
+
+
+def _history_user(uuid: str, text: str) -> Line:
+    return {"type": "user", "uuid": uuid, "message": {"role": "user", "content": text}}
+
+
+def _history_assistant(uuid: str, text: str, model: str) -> Line:
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "message": {"role": "assistant", "model": model, "content": [{"type": "text", "text": text}]},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """An initial configuration; ``history`` is replayed with ``session/load`` (a fresh ledger).
+
+    ``limits`` and ``active_limit`` are the spec's expectation for the replay: how many typed
+    records it restores and which of them (by position) stays active.
+    """
+
+    name: str
+    negotiated: bool
+    history: tuple[Line, ...] | None = None
+    limits: int = 0
+    active_limit: int | None = None
+    turns: int | None = None  # a tighter turn bound for this root (a loaded session is explored less)
+
+
+_H_LATEST = (
+    _history_user("u1", "hi"),
+    _history_assistant("m1", OLDER_LIMIT_TEXT, "<synthetic>"),
+    _history_user("u2", "hi again"),
+    _history_assistant("m2", LIMIT_TEXT, "<synthetic>"),
+)
+_H_RECOVERED = (
+    _history_user("u1", "hi"),
+    _history_assistant("m1", LIMIT_TEXT, "<synthetic>"),
+    _history_user("u2", "and now?"),
+    _history_assistant("m2", ANSWER_TEXT, "claude-opus-4-5"),
+)
+_H_ORPHAN = (_history_assistant("m1", LIMIT_TEXT, "<synthetic>"),)
+
+ROOTS: tuple[Root, ...] = (
+    Root("capable/new", True),
+    Root("capable/load-latest-limit-active", True, _H_LATEST, limits=2, active_limit=1, turns=1),
+    Root("capable/load-limit-recovered", True, _H_RECOVERED, limits=1, active_limit=None, turns=1),
+    Root("capable/load-limit-without-user-message", True, _H_ORPHAN, limits=1, active_limit=0, turns=1),
+    Root("legacy/new", False),
+    Root("legacy/load-latest-limit-active", False, _H_LATEST, limits=2, active_limit=1, turns=1),
+)
+
+
+def root_lines(root: Root) -> tuple[Line, ...]:
+    init = adapter_line("initialize", clientCapabilities=CAPABLE if root.negotiated else LEGACY)
+    if root.history is None:
+        return init, adapter_line("session", sessionId=SESSION_ID)
+    return init, adapter_line("load", sessionId=SESSION_ID, history=list(root.history))
+
+
+# ---------------------------------------------------------------------------- steps
+
+
+@dataclass(slots=True)
+class Step:
+    """One edge: the action, the configurations before and after, and what happened."""
+
+    action: Action | None  # None: the root's setup
+    before: World | None
+    after: World
+    sent: list[tuple[Outbound, bool]]  # every planned message, and whether it was delivered
+    recorder: Recorder
+    accepted: bool = True
+    refused: LocalProtocolError | None = None
+    error: BaseException | None = None
+    root: Root | None = None
+    fail_first: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.action.name if self.action else "root"
+
+    def records(self) -> Iterator[tuple[Outbound, bool, SessionFailure]]:
+        for out, ok in self.sent:
+            if out.record is not None:
+                yield out, ok, out.record
+
+    @property
+    def before_active(self) -> tuple[ActiveIncident, ...]:
+        return self.before.active if self.before else ()
+
+    @property
+    def left(self) -> list[ActiveIncident]:
+        """Incidents active before this step and not after it."""
+        now = {a.id for a in self.after.active}
+        return [a for a in self.before_active if a.id not in now]
+
+    @property
+    def was_running(self) -> bool:
+        return self.before.running if self.before else False
+
+    @property
+    def failure_settle_expected(self) -> bool:
+        """Spec reference: this step ends the running turn as a failure."""
+        if self.action is None or self.before is None or not self.was_running:
+            return False
+        if self.action.settles_with_failure:
+            return True
+        return self.action.name == "result_success" and self.before.turn_failure is not None
+
+
+def _event_for(line: Line, world: World) -> Event | None:
+    if line.get("type") != "adapter":
+        return from_stream_json(line)
+    what = line["event"]
+    if what == "prompt":
+        return PromptStarted(turn_id=line["turnId"])
+    if what == "cancel":
+        return Cancelled()
+    if what == "query_error":
+        return QueryError(message=line.get("message", ""))
+    if what == "query_end":
+        return QueryEnded()
+    if what == "runtime_replaced":
+        return RuntimeReplaced()
+    if what == "authenticated":
+        return AuthStatus(ok=line.get("ok") is True)
+    if what == "late_event":
+        return from_stream_json(line["line"])
+    raise ValueError(f"no event for adapter line {what!r}")  # pragma: no cover
+
+
+def drain(world: World, sent: list[tuple[Outbound, bool]]) -> None:
+    ledger = world.ledger
+    while (out := ledger.next_outbound()) is not None:
+        if world.fail_next > 0:
+            world.fail_next -= 1
+            ledger.delivery_failed()
+            sent.append((out, False))
+        else:
+            world.client.receive(out.to_jsonrpc())
+            ledger.delivered()
+            sent.append((out, True))
+
+
+def outcome(out: Outbound) -> str:
+    if isinstance(out, PromptErrorOut):
+        return f"error {out.code}"
+    assert isinstance(out, PromptResponseOut)
+    return f"{out.stop_reason}{' +record' if out.record is not None else ''}"
+
+
+def _finish(step: Step) -> None:
+    """Update the environment counters and the monitor after a step."""
+    w, action = step.after, step.action
+    if action is not None:
+        if action.name == "prompt" and step.accepted and step.refused is None:
+            w.turns += 1
+            w.turn_failure = None
+        elif action.name == "model_fallback":
+            w.notices += 1
+        elif action.name == "runtime_replaced":
+            w.dead = False
+        if action.flow_event == "runtime_lost":
+            w.dead = True
+        if action.failure_kind and step.was_running and step.before and step.before.turn_failure is None:
+            w.turn_failure = action.failure_kind
+        if action.flow_event is not None and step.accepted and step.before is not None:
+            w.flow = _FLOW.get((step.before.flow, action.flow_event), step.before.flow)
+    settled = [out.turn_id for out, _ in step.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
+    if settled:
+        w.settled = w.settled + tuple(settled)
+    closed = {t[0] for t in step.recorder.transitions if t[2] == "historical"}
+    if closed:
+        w.closed = w.closed | closed
+
+
+_FLOW = flow_transitions()
+
+
+def run_step(before: World, action: Action, *, fail_first: bool = False) -> Step:
+    """Apply ``action`` to a clone of ``before`` (``before`` itself is left untouched).
+
+    ``fail_first``: the step's first send fails (``deliver_fails`` before the action's lines).
+    """
+    recorder = Recorder()
+    world = before.clone(recorder)
+    step = Step(action, before, world, [], recorder, fail_first=fail_first)
+    if fail_first:
+        world.fail_next = 1
+        world.failures_used += 1
+    for line in action.lines(before):
+        try:
+            event = _event_for(line, world)
+            if event is None:
+                continue
+            runtime = world.ledger.runtime - 1 if action.late else None
+            step.accepted = world.ledger.feed(event, runtime=runtime) and step.accepted
+            drain(world, step.sent)
+        except LocalProtocolError as exc:
+            step.refused = exc
+            step.accepted = False
+        except Exception as exc:
+            step.error = exc
+            return step
+    _finish(step)
+    return step
+
+
+def make_root(root: Root, answers: MachineAnswers | None = None) -> Step:
+    """The root configuration: ``initialize``, then ``session`` or ``load`` (a fresh ledger).
+
+    ``answers``: the exploration's machine answers (asked of the machine class as it is now);
+    ``None`` gives the root's ledger answers of its own.
+    """
+    recorder = Recorder()
+    lines = root_lines(root)
+    negotiated = negotiate(lines[0]["clientCapabilities"])
+    ledger = SessionLedger(SESSION_ID, negotiated=negotiated, epoch=EPOCH, observer=recorder, answers=answers)
+    world = World(ledger=ledger, client=ClientProjection(), root=root.name, max_turns=root.turns)
+    step = Step(None, None, world, [], recorder, root=root)
+    if root.history is not None:
+        try:
+            ledger.feed(load_history(root.history))
+            drain(world, step.sent)
+        except Exception as exc:
+            step.error = exc
+            return step
+    _finish(step)
+    return step
+
