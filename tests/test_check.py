@@ -57,7 +57,7 @@ def test_the_reported_numbers_are_sane(full: CheckResult) -> None:
     assert full.edges >= len(ACTIONS) * 4
     # A session of two failed turns with warnings and a replacement is more than 8 events deep.
     assert full.depth >= 8
-    assert full.seconds < 60
+    # How long it takes is the benchmark's business (lifecycle bench: explorer.*), not a unit test's.
 
 
 def test_more_turns_explore_strictly_more(full: CheckResult) -> None:

@@ -12,8 +12,9 @@ from acp.schema import AgentCapabilities, ClientCapabilities, InitializeResponse
 from lifecycle import ClientProjection, PromptStarted, SessionLedger
 from lifecycle.acp import SessionPublisher, advertise, negotiate_client, new_epoch
 from lifecycle.claude import from_stream_json
+from lifecycle.wire import with_air
 
-AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
+AIR = with_air(None, capabilities=["sessionFailure"])  # the client declares the extension (spec)
 LIMIT = "You've hit your 5-hour limit · resets 5pm (UTC)"
 STREAM: list[dict[str, Any]] = [  # what Claude Code printed for one prompt, standing in for a live SDK stream
     {"type": "assistant", "message": {"model": "<synthetic>", "content": LIMIT}, "error": "rate_limit"},
