@@ -1,10 +1,13 @@
-"""``lifecycle diagrams``: rendered from the machine classes, deterministic, and gated by --check;
-and the session-flow machine it draws is the truth about the ledger."""
+"""``lifecycle diagrams``: rendered from the machine classes, deterministic, and gated by --check,
+for ``diagrams/`` and for every generated block of README.md and docs/*.md; and the session-flow
+machine it draws is the truth about the ledger."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,14 +32,20 @@ from lifecycle.ledger import SessionLedger
 from lifecycle.session_flow import FLOW_EVENTS, SessionFlow, flow_transitions
 from lifecycle.tools import diagrams
 from lifecycle.tools.diagrams import (
+    BLOCKS,
+    EXAMPLE,
     MACHINES,
+    block_files,
+    blocks_in,
     cli_main,
     find_root,
+    generated_blocks,
+    marker_problems,
     render_all,
     render_dot,
     render_mermaid,
     transitions,
-    update_readme,
+    update_blocks,
 )
 from lifecycle.tools.explorer import ledger_flow_state
 
@@ -104,7 +113,7 @@ def test_a_stale_readme_block_is_detected(tmp_path: Path, capsys: pytest.Capture
     out = tmp_path / "diagrams"
     assert cli_main(["--out", str(out), "--readme", str(tmp_path / "none.md")]) == 0
     readme = tmp_path / "README.md"
-    readme.write_text(update_readme(
+    readme.write_text(update_blocks(
         "<!-- BEGIN GENERATED: incident-diagram -->\n<!-- END GENERATED: incident-diagram -->\n"
     ).replace("warn", "warm"))
     assert cli_main(["--check", "--out", str(out), "--readme", str(readme)]) == 1
@@ -127,10 +136,111 @@ def test_without_graphviz_check_still_checks_the_rest(
 
 def test_readme_blocks_are_replaced_and_text_around_them_kept() -> None:
     text = "a\n<!-- BEGIN GENERATED: conditions -->\nold\n<!-- END GENERATED: conditions -->\nb\n"
-    new = update_readme(text)
+    new = update_blocks(text)
     assert new.startswith("a\n<!-- BEGIN GENERATED: conditions -->\n| condition |") and new.endswith("-->\nb\n")
-    assert update_readme(new) == new
-    assert update_readme("no markers here\n") == "no markers here\n"
+    assert update_blocks(new) == new
+    assert update_blocks("no markers here\n") == "no markers here\n"
+
+
+def _empty_blocks(*names: str) -> str:
+    return "".join(f"<!-- BEGIN GENERATED: {n} -->\n<!-- END GENERATED: {n} -->\n" for n in names)
+
+
+def test_the_repository_documents_hold_every_block_and_no_broken_marker() -> None:
+    files = block_files(ROOT)
+    assert ROOT / "README.md" in files and any(p.parent == ROOT / "docs" for p in files)
+    held: set[str] = set()
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert marker_problems(text) == [], path
+        held |= blocks_in(text)
+    assert held == set(BLOCKS)
+
+
+def test_every_file_with_markers_is_updated_and_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --doc: README.md and every docs/*.md of the repository root are filled and checked."""
+    monkeypatch.setattr(diagrams, "find_root", lambda cwd=None: tmp_path)
+    (tmp_path / "docs").mkdir()
+    readme, first, second = tmp_path / "README.md", tmp_path / "docs" / "a.md", tmp_path / "docs" / "b.md"
+    readme.write_text("# r\n" + _empty_blocks("example-trace", "conditions"))
+    first.write_text("# a\n" + _empty_blocks("incident-diagram") + "tail\n")
+    second.write_text("# b\n" + _empty_blocks("session-flow-diagram", "conditions"))
+    (tmp_path / "docs" / "notes.txt").write_text(_empty_blocks("conditions"))  # not Markdown: not touched
+    assert block_files(tmp_path) == [readme, first, second]
+    assert cli_main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert all(n in err for n in ("stale: README.md", "stale: docs/a.md", "stale: docs/b.md"))
+    assert cli_main([]) == 0
+    assert cli_main(["--check"]) == 0
+    assert "generated blocks of 3 documents are fresh" in capsys.readouterr().out
+    blocks = generated_blocks()
+    assert blocks["session-flow-diagram"] in second.read_text() and blocks["conditions"] in second.read_text()
+    assert first.read_text().endswith("<!-- END GENERATED: incident-diagram -->\ntail\n")
+    assert (tmp_path / "docs" / "notes.txt").read_text() == _empty_blocks("conditions")
+    second.write_text(second.read_text().replace("idle", "idel"))
+    assert cli_main(["--check"]) == 1
+    err = capsys.readouterr().err
+    assert "stale: docs/b.md" in err and "stale: README.md" not in err
+    assert cli_main([]) == 0 and cli_main(["--check"]) == 0
+
+
+def test_a_block_no_default_file_holds_fails_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(diagrams, "find_root", lambda cwd=None: tmp_path)
+    (tmp_path / "README.md").write_text(_empty_blocks("example-trace", "incident-diagram", "conditions"))
+    assert cli_main([]) == 1  # written, but still a failure
+    assert cli_main(["--check"]) == 1
+    assert "generated block 'session-flow-diagram' is in none of: README.md" in capsys.readouterr().err
+    # Named files are checked as given: a block they do not hold is not an error.
+    assert cli_main(["--check", "--doc", str(tmp_path / "README.md")]) == 0
+
+
+def test_broken_markers_fail_and_leave_the_file_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "diagrams"
+    doc = tmp_path / "doc.md"
+    broken = (
+        "<!-- BEGIN GENERATED: conditoins -->\nx\n<!-- END GENERATED: conditoins -->\n"
+        "<!-- BEGIN GENERATED: conditions -->\nold\n"
+    )
+    doc.write_text(broken)
+    assert cli_main(["--out", str(out), "--doc", str(doc)]) == 1
+    assert doc.read_text() == broken
+    err = capsys.readouterr().err
+    assert "unknown generated block 'conditoins'" in err and "BEGIN conditions without its END" in err
+    assert cli_main(["--check", "--out", str(out), "--doc", str(doc)]) == 1
+    assert "fix the generated-block markers" in capsys.readouterr().err
+
+
+def test_marker_problems() -> None:
+    good = "a\n" + _empty_blocks("conditions") + "prose quoting `<!-- BEGIN GENERATED: conditions -->` inline\n"
+    assert marker_problems(good) == []
+    assert update_blocks(good).endswith("prose quoting `<!-- BEGIN GENERATED: conditions -->` inline\n")
+    assert marker_problems("<!-- END GENERATED: conditions -->\n") == ["line 1: END conditions without its BEGIN"]
+    nested = "<!-- BEGIN GENERATED: conditions -->\n" + _empty_blocks("incident-diagram")
+    assert any("inside the open block conditions" in p for p in marker_problems(nested))
+    assert any("not a well-formed marker" in p for p in marker_problems("<!-- BEGIN GENERATED: conditions --> \n"))
+    assert any("not a well-formed marker" in p for p in marker_problems("  <!-- END GENERATED:conditions -->\n"))
+
+
+def test_the_example_block_is_what_the_installed_command_prints() -> None:
+    exe = Path(sys.executable).parent / "lifecycle"
+    res = subprocess.run(
+        [str(exe), "trace", "--example", EXAMPLE], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert res.stderr == ""
+    assert generated_blocks()["example-trace"] == f"```text\n$ lifecycle trace --example {EXAMPLE}\n{res.stdout}```\n"
+    assert '"id":"t1:error","revision":3' in res.stdout
+
+
+def test_the_incident_page_describes_how_incidents_run_on_the_machine() -> None:
+    page = diagrams.render_markdown("incident")
+    assert "`MachineAnswers`" in page and "once per distinct question" in page
+    assert "is one instance" not in page
 
 
 def test_the_repository_root_is_found_from_anywhere(tmp_path: Path) -> None:

@@ -8,14 +8,22 @@ event and their guard (the guards are named after the recovery policies; the tab
 each recovery transition's policy). Output is deterministic: declaration order, no timestamps,
 no paths, and the Graphviz version comment is dropped from the SVG.
 
-``--check`` renders in memory and exits 1, naming the fix command, when ``diagrams/`` or the
-generated README blocks are stale. CI runs it.
+It also fills the generated blocks of the documentation: every
+``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END GENERATED: name -->`` pair in ``README.md`` and
+``docs/*.md`` (:data:`BLOCKS` names what may be generated; :func:`generated_blocks` renders them).
+A marker with an unknown name, or one without its partner, is an error, and so is a block that no
+file holds (with the default files), so a block cannot silently stop being checked.
+
+``--check`` renders in memory and exits 1, naming the fix command, when ``diagrams/`` or any
+generated block is stale. CI runs it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import io
 import re
 import shutil
 import subprocess
@@ -30,18 +38,23 @@ from ..incident import RECOVERY_EVENTS, IncidentMachine
 from ..session_flow import SessionFlow
 
 __all__ = [
+    "BLOCKS",
+    "EXAMPLE",
     "MACHINES",
-    "README_BLOCKS",
+    "block_files",
+    "blocks_in",
     "cli_main",
     "find_root",
-    "readme_blocks",
+    "generated_blocks",
+    "marker_problems",
     "render_all",
     "render_dot",
+    "render_example",
     "render_markdown",
     "render_mermaid",
     "render_svg",
     "transitions",
-    "update_readme",
+    "update_blocks",
 ]
 
 #: file stem -> (machine class, title, what the page adds)
@@ -49,8 +62,10 @@ MACHINES: dict[str, tuple[type[StateMachine], str, str]] = {
     "incident": (
         IncidentMachine,
         "One incident: warning/retrying -> terminal error -> historical",
-        "Every incident of a session is one instance. A guarded transition fires only when the "
-        "incident's recovery policy names its event.",
+        "Every transition an incident makes is the answer of a real instance of this class: the "
+        "`MachineAnswers` held by whoever owns the incident's ledger asks one once per distinct "
+        "question (state, event, recovery policy, replayed) and reuses the answer for every later "
+        "incident. A guarded transition fires only when the incident's recovery policy names its event.",
     ),
     "session-flow": (
         SessionFlow,
@@ -60,7 +75,11 @@ MACHINES: dict[str, tuple[type[StateMachine], str, str]] = {
     ),
 }
 
-README_BLOCKS = ("conditions", "incident-diagram")
+#: The generated blocks, by marker name, in the order :func:`generated_blocks` renders them.
+BLOCKS = ("example-trace", "incident-diagram", "session-flow-diagram", "conditions")
+
+#: The bundled example the ``example-trace`` block shows (``lifecycle trace --example NAME``).
+EXAMPLE = "rate-limit-then-recovery"
 
 #: recovery event -> the policy it ends (``RECOVERY_EVENTS`` inverted)
 _POLICY_OF_EVENT = {event: policy.value for policy, event in RECOVERY_EVENTS.items()}
@@ -184,12 +203,71 @@ def render_all(*, svg: bool = True) -> dict[str, str]:
     return files
 
 
-def readme_blocks() -> dict[str, str]:
-    """What goes between each pair of ``<!-- BEGIN/END GENERATED: name -->`` README markers."""
-    return {
-        "conditions": render_conditions_markdown(),
+def render_example(name: str = EXAMPLE) -> str:
+    """What ``lifecycle trace --example NAME`` prints, run in process through the command itself.
+
+    Raises:
+        RuntimeError: the command failed or reported something on stderr (the example is broken).
+    """
+    from ..cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["trace", "--example", name])
+    if code != 0 or err.getvalue():
+        raise RuntimeError(f"lifecycle trace --example {name} failed ({code}): {err.getvalue()[:300]}")
+    return out.getvalue()
+
+
+def generated_blocks() -> dict[str, str]:
+    """What goes between each pair of ``<!-- BEGIN/END GENERATED: name -->`` markers (:data:`BLOCKS`)."""
+    blocks = {
+        "example-trace": f"```text\n$ lifecycle trace --example {EXAMPLE}\n{render_example()}```\n",
         "incident-diagram": f"```mermaid\n{render_mermaid(IncidentMachine)}```\n",
+        "session-flow-diagram": f"```mermaid\n{render_mermaid(SessionFlow)}```\n",
+        "conditions": render_conditions_markdown(),
     }
+    assert tuple(blocks) == BLOCKS
+    return blocks
+
+
+#: A marker is a line of its own (a marker quoted inside other text is prose, not a marker).
+_MARKER = re.compile(r"^<!-- (BEGIN|END) GENERATED: (\S*) -->$", re.M)
+_MARKER_LIKE = re.compile(r"^[ \t]*<!--[ \t]*(?:BEGIN|END)[ \t]+GENERATED\b.*$", re.M)
+
+
+def marker_problems(text: str) -> list[str]:
+    """What is wrong with the markers of ``text``: unknown names, a BEGIN without its END (or the
+    other way round), nested blocks, a line that looks like a marker but is not exactly one.
+    Empty: all good."""
+    problems: list[str] = []
+    for m in _MARKER_LIKE.finditer(text):
+        if not _MARKER.fullmatch(m.group(0)):
+            line = text.count("\n", 0, m.start()) + 1
+            problems.append(f"line {line}: not a well-formed marker: {m.group(0).strip()[:80]!r}")
+    open_name: str | None = None
+    for m in _MARKER.finditer(text):
+        kind, name = m.groups()
+        line = text.count("\n", 0, m.start()) + 1
+        if name not in BLOCKS:
+            problems.append(f"line {line}: unknown generated block {name!r} (known: {', '.join(BLOCKS)})")
+            continue
+        if kind == "BEGIN":
+            if open_name is not None:
+                problems.append(f"line {line}: BEGIN {name} inside the open block {open_name}")
+            open_name = name
+        elif open_name != name:
+            problems.append(f"line {line}: END {name} without its BEGIN")
+        else:
+            open_name = None
+    if open_name is not None:
+        problems.append(f"BEGIN {open_name} without its END")
+    return problems
+
+
+def blocks_in(text: str) -> set[str]:
+    """The names of the generated blocks ``text`` holds."""
+    return {name for kind, name in _MARKER.findall(text) if kind == "BEGIN"}
 
 
 def _replacer(body: str) -> Callable[[re.Match[str]], str]:
@@ -199,12 +277,20 @@ def _replacer(body: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-def update_readme(text: str) -> str:
-    """``text`` with every generated block replaced (blocks without markers are left alone)."""
-    for name, body in readme_blocks().items():
-        pattern = re.compile(rf"(<!-- BEGIN GENERATED: {name} -->\n).*?(<!-- END GENERATED: {name} -->)", re.S)
+def update_blocks(text: str, blocks: dict[str, str] | None = None) -> str:
+    """``text`` with every generated block replaced (text without markers is left alone)."""
+    for name, body in (blocks if blocks is not None else generated_blocks()).items():
+        begin, end = f"<!-- BEGIN GENERATED: {name} -->", f"<!-- END GENERATED: {name} -->"
+        pattern = re.compile(rf"(^{re.escape(begin)}\n).*?(^{re.escape(end)}$)", re.S | re.M)
         text = pattern.sub(_replacer(body), text)
     return text
+
+
+def block_files(root: Path) -> list[Path]:
+    """The files whose generated blocks are kept fresh by default: ``README.md`` and ``docs/*.md``."""
+    files = [root / "README.md"] if (root / "README.md").is_file() else []
+    docs = root / "docs"
+    return files + (sorted(p for p in docs.glob("*.md") if p.is_file()) if docs.is_dir() else [])
 
 
 def _is_repo(path: Path) -> bool:
@@ -229,15 +315,22 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def cli_main(argv: list[str]) -> int:
-    """``lifecycle diagrams [--check] [--out DIR] [--readme PATH]``."""
+    """``lifecycle diagrams [--check] [--out DIR] [--doc PATH]...``."""
     parser = argparse.ArgumentParser(prog="lifecycle diagrams", description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when diagrams/ or README is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when diagrams/ or a generated block is stale")
     parser.add_argument("--out", type=Path, help="output folder (default: diagrams/ of the repository)")
-    parser.add_argument("--readme", type=Path, help="README with generated blocks (default: the repository's)")
+    parser.add_argument(
+        "--doc",
+        "--readme",
+        dest="docs",
+        type=Path,
+        action="append",
+        help="a Markdown file with generated blocks (repeatable; default: README.md and docs/*.md of the repository)",
+    )
     args = parser.parse_args(argv)
     root = find_root()
     out: Path = args.out or root / "diagrams"
-    readme: Path = args.readme or root / "README.md"
+    docs: list[Path] = args.docs if args.docs is not None else block_files(root)
     try:
         files = render_all()
     except GraphvizMissing as exc:
@@ -261,22 +354,44 @@ def cli_main(argv: list[str]) -> int:
             path.write_text(content, encoding="utf-8")
     expected = set(files) | {f"{stem}.svg" for stem in MACHINES}
     extra = sorted(p.name for p in out.iterdir() if p.is_file() and p.name not in expected) if out.is_dir() else []
-    if readme.is_file():
-        text = readme.read_text(encoding="utf-8")
-        new = update_readme(text)
+    blocks = generated_blocks()
+    broken: list[str] = []
+    held: set[str] = set()
+    for doc in docs:
+        if not doc.is_file():
+            continue
+        text = doc.read_text(encoding="utf-8")
+        problems = marker_problems(text)
+        if problems:
+            broken += [f"{_shown(doc, root)}: {p}" for p in problems]
+            continue  # a file with broken markers is never rewritten
+        held |= blocks_in(text)
+        new = update_blocks(text, blocks)
         if new != text:
-            stale.append(_shown(readme, root))
-            if not args.check:
-                readme.write_text(new, encoding="utf-8")
+            stale.append(_shown(doc, root))
+            if args.check:
+                diff = difflib.unified_diff(text.splitlines(), new.splitlines(), doc.name, doc.name, lineterm="", n=1)
+                sys.stderr.write("\n".join(list(diff)[:40]) + "\n")
+            else:
+                doc.write_text(new, encoding="utf-8")
+    if args.docs is None:  # the repository's own files must hold every block
+        shown = ", ".join(_shown(d, root) for d in docs) or "no README.md or docs/*.md"
+        broken += [f"generated block {name!r} is in none of: {shown}" for name in BLOCKS if name not in held]
+    for b in broken:
+        print(f"lifecycle diagrams: {b}", file=sys.stderr)
     if args.check:
-        if stale or extra:
+        if stale or extra or broken:
             for s in stale:
                 print(f"stale: {s}", file=sys.stderr)
             for e in extra:
                 print(f"not generated (remove it): {_shown(out / e, root)}", file=sys.stderr)
-            print("lifecycle diagrams --check: out of date; run `lifecycle diagrams` and commit", file=sys.stderr)
+            if stale or extra:
+                print("lifecycle diagrams --check: out of date; run `lifecycle diagrams` and commit", file=sys.stderr)
+            if broken:
+                print("lifecycle diagrams --check: fix the generated-block markers above", file=sys.stderr)
             return 1
-        print(f"lifecycle diagrams --check: {len(files)} files and the README blocks are fresh")
+        fresh = f"{len(files)} files and the generated blocks of {len(docs)} documents are fresh"
+        print(f"lifecycle diagrams --check: {fresh}")
         return 0
     print(f"lifecycle diagrams: {len(files)} files in {_shown(out, root)}/, {len(stale)} updated")
-    return 0
+    return 1 if broken else 0
