@@ -1,5 +1,5 @@
 """``lifecycle trace``: drive one adapter session from a conformance trace (see
-``shared/conformance/FORMAT.md``) and print what the adapter would send.
+``tests/conformance/FORMAT.md``) and print what the adapter would send.
 
 The driver is a thin edge over the same :class:`~lifecycle.ledger.SessionLedger` the ACP
 embedding uses: it parses lines, translates SDK lines with :mod:`lifecycle.claude`, turns

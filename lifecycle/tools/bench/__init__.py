@@ -43,7 +43,7 @@ of them (:mod:`.inputs`, derived from ``tests/fixtures/claude-cli-2.1.332`` and 
 builds the inputs from another recording set. Configuration and figures: :mod:`.config`; the
 mixes: :mod:`.mixes`; running, rendering and the command line: :mod:`.driver`.
 
-Run ``lifecycle bench --help`` for the options; README.md ("Performance") has the measured figures.
+Run ``lifecycle bench --help`` for the options; docs/performance.md has the measured figures.
 """
 
 from __future__ import annotations

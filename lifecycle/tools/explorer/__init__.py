@@ -37,7 +37,7 @@ question), so cloning one is copying its slots; every run makes its own answers,
 Every edge is checked against every invariant; every new state is also checked for traps (each
 active incident must still be able to leave the active set through its own policy's event).
 The first violation of each invariant is reported with the shortest path to it (BFS order), as
-``lifecycle trace`` input lines (``shared/conformance/FORMAT.md``). Coverage of every declared
+``lifecycle trace`` input lines (``tests/conformance/FORMAT.md``). Coverage of every declared
 ``IncidentMachine`` and :class:`~lifecycle.session_flow.SessionFlow` transition, and a list of
 expected reachability targets, make sure the explorer is not vacuous; ``--mutants`` seeds real
 bugs and requires each to be caught (:mod:`lifecycle.tools.mutants`).

@@ -295,7 +295,7 @@ def other_records_on_session_info_update(s: Step) -> str | None:
 
 @invariant
 def settled_once(s: Step) -> str | None:
-    """A prompt is settled exactly once (shared/conformance/FORMAT.md); a cancelled prompt is
+    """A prompt is settled exactly once (tests/conformance/FORMAT.md); a cancelled prompt is
     answered with ``stopReason: cancelled``."""
     seen = list(s.before.settled if s.before else ())
     for out, _ in s.sent:
