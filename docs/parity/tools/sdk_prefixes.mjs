@@ -1,0 +1,2 @@
+import * as sdk from "/tmp/ref/package/node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs";
+console.log(JSON.stringify({USAGE_LIMIT_ERROR_PREFIXES: sdk.USAGE_LIMIT_ERROR_PREFIXES, USAGE_WARNING_PREFIXES: sdk.USAGE_WARNING_PREFIXES, USAGE_TRANSITION_PREFIXES: sdk.USAGE_TRANSITION_PREFIXES, ORG_POLICY_LIMIT_PREFIXES: sdk.ORG_POLICY_LIMIT_PREFIXES}, null, 1));
