@@ -11,6 +11,7 @@ cancellation are ACP stop reasons, not failures (:data:`STOP_REASONS`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,20 +20,26 @@ from types import MappingProxyType
 from .wire import Action, Category, Severity
 
 __all__ = [
+    "AUTH_REQUIRED",
     "CONDITIONS",
     "CONTEXT_LIMIT_PREFIXES",
+    "INTERNAL_ERROR",
+    "LEGACY_ADAPTER_ERRORS",
     "LOGIN_MARKERS",
     "STOP_REASONS",
     "USAGE_LIMIT_PREFIXES",
+    "WINNING_STOP_REASONS",
     "Condition",
     "Recovery",
     "classify_assistant_error",
     "classify_result",
     "condition",
+    "is_login_text",
     "is_synthetic_failure_text",
     "is_usage_limit_text",
     "refine_terminal",
     "render_conditions_markdown",
+    "result_event",
     "retry_condition",
     "stop_reason_for",
 ]
@@ -113,10 +120,10 @@ _ROWS: tuple[Condition, ...] = (
     _row("usage_limit", "synthetic usage/spend-limit message", _L, (), _ANSWER, note="account quota"),
     _row("billing_error", "assistant `error`", _L, (), _ATTEMPT, note="account quota"),
     _row("rate_limit", "assistant `error`", _L, _RETRY, _ATTEMPT),
-    _row("max_output_tokens", "assistant `error`", _L, (), _ATTEMPT),
+    _row("max_output_tokens", "assistant `error`", _L, _NEW, _ATTEMPT, note="context exhausted (reference)"),
     _row("context_limit", "`Prompt is too long` / `terminal_reason: prompt_too_long`", _L, _NEW, _ATTEMPT),
     _row("error_max_budget_usd", "result `subtype`", _L, _NEW, _ATTEMPT, note="configured session budget"),
-    _row("error_max_turns", "result `subtype`", _L, (), _ATTEMPT, note="turn limit"),
+    _row("error_max_turns", "result `subtype`", _L, _NEW, _ATTEMPT, note="turn limit: context exhausted (reference)"),
     # --- request: invalid input, unsupported model or operation
     _row("invalid_request", "assistant `error`", _R, (), _ATTEMPT),
     _row("model_not_found", "assistant `error`", _R, (), _ATTEMPT),
@@ -145,6 +152,15 @@ _ROWS: tuple[Condition, ...] = (
     _row("api_retry", "`api_retry` with an HTTP response", _S, (), _ATTEMPT, _W, note="category of its `error` kind"),
     _row("api_retry_no_response", "`api_retry` with `error_status: null`", _C, (), _ATTEMPT, _W),
     _row("model_fallback", "`model_fallback` notice", _U, (), Recovery.NEVER, _W, note="`:notice:` namespace"),
+    _row(
+        "model_refusal_fallback",
+        "`model_refusal_fallback` notice",
+        _U,
+        (),
+        Recovery.NEVER,
+        _W,
+        note="title composed as the reference does; ACP `notice` for a client that declared them",
+    ),
 )
 
 #: Every condition by key.
@@ -186,6 +202,7 @@ USAGE_LIMIT_PREFIXES: tuple[str, ...] = (
     "Your seat type doesn't include extra usage",
     "Your usage allocation has been disabled by your admin",
     "Your group's usage limit is set to $0",
+    "Fable 5 requires usage credits",
 )
 
 #: Synthetic text that is a context-window exhaustion.
@@ -193,6 +210,21 @@ CONTEXT_LIMIT_PREFIXES: tuple[str, ...] = ("Prompt is too long",)
 
 #: Synthetic text that asks the user to log in (the "synthetic login message").
 LOGIN_MARKERS: tuple[str, ...] = ("Please run /login", "Not logged in")
+#: "run /login" anywhere in Claude's own failure text, whatever the error kind ("Login expired · Run
+#: /login …" arrives as ``invalid_request``): the reference adapter's ``isLoginRequiredText``.
+_RUN_LOGIN = re.compile(r"\brun /login\b", re.IGNORECASE)
+
+#: What a legacy client's JSON-RPC error carries for the adapter's own conditions (the reference
+#: adapter's ``errorKind`` names): ``(errorKind, whether the adapter's text follows "Internal error: ")``.
+#: Claude's failures carry Claude's text and the SDK error kind it came with, if any.
+LEGACY_ADAPTER_ERRORS: Mapping[str, tuple[str | None, bool]] = MappingProxyType(
+    {
+        "worker_shutdown": ("worker_shutdown", False),
+        "query_error": ("transport_lost", False),
+        "missing_result": ("no_result", True),
+        "internal_error": (None, True),
+    }
+)
 
 #: Claude stop reasons that are ACP stop reasons, not failures.
 STOP_REASONS: Mapping[str, str] = MappingProxyType(
@@ -210,9 +242,14 @@ def is_usage_limit_text(text: str) -> bool:
     return text.startswith(USAGE_LIMIT_PREFIXES)
 
 
+def is_login_text(text: str) -> bool:
+    """Claude's text asks the user to log in (a synthetic login message)."""
+    return any(m in text for m in LOGIN_MARKERS) or _RUN_LOGIN.search(text) is not None
+
+
 def is_synthetic_failure_text(text: str) -> bool:
     """CLI-authored text that is a failure even without an ``error`` kind (usage limit, login)."""
-    return is_usage_limit_text(text) or any(m in text for m in LOGIN_MARKERS)
+    return is_usage_limit_text(text) or is_login_text(text)
 
 
 def classify_assistant_error(kind: str | None, text: str) -> Condition:
@@ -225,10 +262,12 @@ def classify_assistant_error(kind: str | None, text: str) -> Condition:
         return CONDITIONS["usage_limit"]
     if text.startswith(CONTEXT_LIMIT_PREFIXES):
         return CONDITIONS["context_limit"]
+    if kind in _ERROR_KINDS and CONDITIONS[kind].recovery is Recovery.AUTH_STATUS:
+        return CONDITIONS[kind]
+    if is_login_text(text):
+        return CONDITIONS["login_required"]
     if kind in _ERROR_KINDS:
         return CONDITIONS[kind]
-    if kind is None and any(m in text for m in LOGIN_MARKERS):
-        return CONDITIONS["login_required"]
     return CONDITIONS["unrecognized_error"]
 
 
@@ -266,6 +305,22 @@ def retry_condition(error_status: object, kind: object) -> tuple[Condition, Cate
     if isinstance(kind, str) and kind in _ERROR_KINDS:
         return row, CONDITIONS[kind].category
     return row, Category.SERVICE
+
+
+#: Claude stop reasons that settle a turn whatever ``is_error`` says (the reference adapter's
+#: "stop reason propagation": a refusal or a token limit is how the turn ended, not a failure).
+WINNING_STOP_REASONS = frozenset({"max_tokens", "refusal"})
+
+
+def result_event(is_error: object, stop_reason: object) -> str:
+    """The :class:`~lifecycle.session_flow.SessionFlow` event a ``result`` is.
+
+    ``result_stop`` when the stop reason wins (``max_tokens``, ``refusal``: even with
+    ``is_error``), else ``result_error`` for an error result, else ``result_success``.
+    """
+    if isinstance(stop_reason, str) and stop_reason in WINNING_STOP_REASONS:
+        return "result_stop"
+    return "result_error" if is_error else "result_success"
 
 
 def stop_reason_for(stop_reason: object, terminal_reason: object) -> str:

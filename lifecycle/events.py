@@ -23,6 +23,8 @@ __all__ = [
     "HistoryLoaded",
     "InternalError",
     "ModelFallback",
+    "ModelRefusalFallback",
+    "ModelRefusalNoFallback",
     "Outbound",
     "PromptErrorOut",
     "PromptResponseOut",
@@ -63,6 +65,8 @@ class Assistant:
     error: str | None = None
     top_level: bool = True
     uuid: str | None = None
+    #: the refusal explanation of a refused response (``stop_reason: refusal``, ``stop_details``)
+    refusal: str | None = None
 
     @property
     def synthetic(self) -> bool:
@@ -88,6 +92,33 @@ class ModelFallback:
     """``system``/``model_fallback``: ``content`` is the exact user-facing notice."""
 
     content: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRefusalFallback:
+    """``system``/``model_refusal_fallback``: the model declined and Claude retried with another.
+
+    ``direction`` ``revert`` (older CLIs) and ``scope`` ``local`` keep the session on the original
+    model; ``category`` and ``explanation`` are the API's refusal category and explanation.
+    """
+
+    original_model: str
+    fallback_model: str
+    direction: str | None = None
+    scope: str | None = None
+    category: str | None = None
+    explanation: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRefusalNoFallback:
+    """``system``/``model_refusal_no_fallback``: the model declined and nothing retried it.
+
+    Publishes nothing; ``explanation`` is shown if the turn then ends with ``stop_reason:
+    refusal`` and the refused response itself carried none.
+    """
+
+    explanation: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +195,8 @@ Event = (
     | Assistant
     | Result
     | ModelFallback
+    | ModelRefusalFallback
+    | ModelRefusalNoFallback
     | WorkerShuttingDown
     | AuthStatus
     | QueryError

@@ -17,10 +17,35 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .claude import text_of
 from .events import HistoryEntry, HistoryLoaded
 
-__all__ = ["history_entry", "load_history"]
+__all__ = ["history_entry", "load_history", "text_of"]
+
+
+def text_of(content: object) -> str:
+    """The text of a message's ``content`` (a string, or a list of blocks with ``text``)."""
+    if isinstance(content, str):
+        return content
+    # ``list``/``dict`` first: the common case, and far cheaper than the ABC checks.
+    if not isinstance(content, (list, tuple)) and (
+        not isinstance(content, Sequence) or isinstance(content, (bytes, bytearray))
+    ):
+        return ""
+    if len(content) == 1:
+        block = content[0]
+        if isinstance(block, dict) and block.get("type", "text") == "text":
+            text = block.get("text")
+            return text if isinstance(text, str) else ""
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, (dict, Mapping)):
+            if block.get("type", "text") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        else:
+            text = getattr(block, "text", None)
+            if isinstance(text, str) and not hasattr(block, "thinking"):
+                parts.append(text)
+    return "".join(parts)
 
 
 def _field(obj: object, name: str) -> Any:

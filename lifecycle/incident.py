@@ -60,6 +60,7 @@ from statemachine import State, StateMachine
 from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
 
 from .conditions import Condition, Recovery
+from .session_flow import SessionFlow
 from .wire import Category, SessionFailure
 
 __all__ = [
@@ -180,23 +181,60 @@ GUARD_INPUTS: tuple[str, ...] = ("recovery", "replayed")
 
 
 class MachineAnswers:
-    """Runs incidents on a pure machine class: each distinct question is asked of a real instance once.
+    """Runs incidents and turns on pure machine classes: each distinct question is asked of a real
+    instance once.
 
     ``fire(incident, event)`` moves ``incident.state`` exactly as ``machine.send(event)`` on a real
-    instance bound to the incident would, and raises the same ``TransitionNotAllowed`` when the
-    machine refuses. Answers are kept per ``(state, event, *GUARD_INPUTS)``: at most
-    ``states x events x 5 policies x 2`` entries (450), however many incidents its ledgers see.
+    :class:`IncidentMachine` instance bound to the incident would, and raises the same
+    ``TransitionNotAllowed`` when the machine refuses. Answers are kept per
+    ``(state, event, *GUARD_INPUTS)``: at most ``states x events x 5 policies x 2`` entries (450).
+    ``turn(state, event)`` answers for the prompt turn's :class:`~lifecycle.session_flow.SessionFlow`
+    (target leaf state and the effects its actions name), kept per ``(state, event)`` (55 points).
     Answers are never dropped: a changed machine class gets a new ``MachineAnswers``.
     """
 
-    __slots__ = ("_answers", "machine_class")
+    __slots__ = ("_answers", "_turns", "flow_class", "machine_class")
 
-    def __init__(self, machine_class: type[IncidentMachine] = IncidentMachine) -> None:
+    def __init__(
+        self,
+        machine_class: type[IncidentMachine] = IncidentMachine,
+        flow_class: type[SessionFlow] = SessionFlow,
+    ) -> None:
         self.machine_class = machine_class
+        self.flow_class = flow_class
         self._answers: dict[Hashable, tuple[str, TransitionNotAllowed | None]] = {}
+        self._turns: dict[tuple[str, str], tuple[str, tuple[str, ...]] | TransitionNotAllowed] = {}
 
     def __len__(self) -> int:
-        return len(self._answers)
+        return len(self._answers) + len(self._turns)
+
+    def turn(self, state: str, event: str) -> tuple[str, tuple[str, ...]]:
+        """The turn machine's answer to ``event`` in leaf ``state``: ``(target leaf, effects)``.
+
+        Raises:
+            TransitionNotAllowed: the machine refuses ``event`` in ``state``.
+        """
+        answer = self._turns.get((state, event))
+        if answer is None:
+            answer = self._turns[(state, event)] = self._ask_turn(state, event)
+        if isinstance(answer, TransitionNotAllowed):
+            raise TransitionNotAllowed(answer.event, answer.configuration)
+        return answer
+
+    def _ask_turn(self, state: str, event: str) -> tuple[str, tuple[str, ...]] | TransitionNotAllowed:
+        probe = _TurnProbe(state)
+        machine = self.flow_class(model=probe, state_field="state")
+        try:
+            machine.send(event)
+        except TransitionNotAllowed as exc:
+            return exc
+        leaves = [s.id for s in machine.configuration if not s.states]
+        if len(leaves) != 1 or set(vars(probe)) != {"state", "effects"}:
+            raise InvalidDefinition(
+                f"{self.flow_class.__name__} is not pure on {event!r} from {state!r}: "
+                f"it reached {leaves} and changed {sorted(vars(probe))}; its answers cannot be reused"
+            )
+        return leaves[0], tuple(probe.effects)
 
     def fire(self, incident: Incident, event: str) -> tuple[str, str]:
         """Apply ``event`` to ``incident``: ``(source, target)``, or ``TransitionNotAllowed``."""
@@ -229,6 +267,14 @@ class MachineAnswers:
                 f"it changed {changed or 'nothing else'} and reported {seen}; its answers cannot be reused"
             )
         return probe.state, refused
+
+
+class _TurnProbe:
+    """The model of an asking :class:`SessionFlow` instance: its state and the effects named."""
+
+    def __init__(self, state: str) -> None:
+        self.state: object = state
+        self.effects: list[str] = []
 
 
 class _Probe:

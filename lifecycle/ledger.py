@@ -36,8 +36,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
+
 from .conditions import (
+    AUTH_REQUIRED,
     CONDITIONS,
+    INTERNAL_ERROR,
+    LEGACY_ADAPTER_ERRORS,
     Condition,
     Recovery,
     classify_assistant_error,
@@ -45,6 +50,7 @@ from .conditions import (
     is_synthetic_failure_text,
     is_usage_limit_text,
     refine_terminal,
+    result_event,
     retry_condition,
     stop_reason_for,
 )
@@ -59,6 +65,8 @@ from .events import (
     HistoryLoaded,
     InternalError,
     ModelFallback,
+    ModelRefusalFallback,
+    ModelRefusalNoFallback,
     Outbound,
     PromptErrorOut,
     PromptResponseOut,
@@ -72,13 +80,25 @@ from .events import (
 )
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
 from .incident import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
-from .titles import claude_text, present, retry_title
+from .redaction import redact
+from .titles import (
+    claude_text,
+    present,
+    refusal_fallback_notice,
+    refusal_fallback_record,
+    refusal_fallback_texts,
+    refusal_fallback_transcript,
+    retry_title,
+)
 from .wire import Category, SessionFailure
 
 __all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
 
 _Transition = Literal["warn", "fail", "notify", "restore"]
-_LEGACY_MESSAGES = {-32603: "Internal error", -32000: "Authentication required"}
+#: How many notices stay active at once (notices never recover; only the latest can change).
+MAX_ACTIVE_NOTICES = 16
+_IDLE = "idle"
+_IN_TURN = frozenset({"running", "answered", "failing"})  # SessionFlow's in_turn leaves
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
 _INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
@@ -116,7 +136,6 @@ class _Publish:
     details: str | None
     transition: _Transition
     prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
-    supersedes: str | None = None  # an older notice retired when this one is delivered
 
 
 @dataclass(slots=True)
@@ -134,7 +153,8 @@ class _Settle:
 class _Reject:
     turn_id: str
     code: int
-    title: str
+    message: str
+    data: dict[str, Any] | None
 
 
 @dataclass(slots=True)
@@ -149,14 +169,16 @@ _Intent = _Publish | _Forward | _Settle | _Reject | _Recover
 
 
 class _Turn:
-    __slots__ = ("answered", "failure", "no_response", "settled", "turn_id")
+    """The current (or last) turn's data; where it stands is the flow state (``SessionFlow``)."""
+
+    __slots__ = ("failure", "no_response", "refusal", "turn_id")
 
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
-        self.settled = False
-        self.answered = False
+        self.refusal: str | None = None  # Claude's explanation, shown if the turn ends ``refusal``
         self.no_response = False  # an api_retry of this turn got no HTTP response
-        self.failure: tuple[Condition, str] | None = None
+        # Claude's first failure (condition, text, SDK error kind), held to settle the turn.
+        self.failure: tuple[Condition, str, str | None] | None = None
 
 
 def _text_update(kind: str, text: str) -> dict[str, Any]:
@@ -185,11 +207,13 @@ class SessionLedger:
         "_active",
         "_answers",
         "_epoch",
-        "_expect_result_error",
+        "_flow",
         "_head",
         "_head_intent",
+        "_last_notice",
         "_last_record_id",
         "_negotiated",
+        "_notices",
         "_observer",
         "_outbox",
         "_replay_ids",
@@ -211,6 +235,7 @@ class SessionLedger:
         epoch: str,
         observer: TransitionObserver | None = None,
         answers: MachineAnswers | None = None,
+        notices: bool = False,
     ) -> None:
         if not session_id or not isinstance(session_id, str):
             raise LocalProtocolError("session_id must be a non-empty string")
@@ -221,6 +246,7 @@ class SessionLedger:
         self._epoch = epoch
         self._observer = observer
         self._answers = answers
+        self._notices = bool(notices)
         self._active: dict[str, Incident] = {}
         self._outbox: deque[_Intent] = deque()
         self._head: Outbound | None = None
@@ -230,8 +256,9 @@ class SessionLedger:
         self._runtime = 0
         self._runtime_incident: str | None = None
         self._worker_stopping = False
-        self._expect_result_error = False
+        self._flow = _IDLE  # the turn's SessionFlow state (a leaf)
         self._last_record_id: str | None = None
+        self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
         self._replay_prompt: str | None = None
         self._replay_prompt_used = False
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
@@ -271,7 +298,12 @@ class SessionLedger:
     @property
     def turn(self) -> TurnView | None:
         t = self._turn
-        return None if t is None else TurnView(t.turn_id, t.settled, t.answered)
+        return None if t is None else TurnView(t.turn_id, self._flow not in _IN_TURN, self._flow == "answered")
+
+    @property
+    def flow(self) -> str:
+        """The turn's :class:`~lifecycle.session_flow.SessionFlow` state (a leaf state id)."""
+        return self._flow
 
     def revision_of(self, incident_id: str) -> int:
         """The last revision the client received for an *active* incident (0 if none)."""
@@ -307,16 +339,7 @@ class SessionLedger:
         handler = _HANDLERS.get(type(event))
         if handler is None:
             raise LocalProtocolError(f"unknown event type {type(event).__name__}")
-        expected = self._expect_result_error
-        if type(event) in _MOVES_THE_STREAM_ON:
-            # Only the SDK stream moving on ends the wait for its ResultError; an adapter event
-            # that lands in between (an ACP authenticate, a cancel) does not.
-            self._expect_result_error = False
-        try:
-            handler(self, event)
-        except LocalProtocolError:
-            self._expect_result_error = expected  # a refused event changes nothing
-            raise
+        handler(self, event)  # a refused event raises before it changes anything
         return True
 
     def next_outbound(self) -> Outbound | None:
@@ -342,6 +365,9 @@ class SessionLedger:
     def delivery_failed(self) -> None:
         """The message from :meth:`next_outbound` was not delivered: nothing it shows is committed."""
         intent = self._take_head()
+        if isinstance(intent, _Publish) and intent.incident_id == self._runtime_incident:
+            # The runtime's loss was not shown after all: the next sign of it shows it.
+            self._runtime_incident = None
         self._note("delivery_failed", intent=type(intent).__name__.lstrip("_").lower())
 
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
@@ -363,47 +389,74 @@ class SessionLedger:
     def _on_prompt(self, ev: PromptStarted) -> None:
         if not isinstance(ev.turn_id, str) or not ev.turn_id:
             raise LocalProtocolError("PromptStarted needs a non-empty turn id")
-        if self._turn is not None and not self._turn.settled:
-            raise LocalProtocolError(
-                f"PromptStarted({ev.turn_id!r}) while turn {self._turn.turn_id!r} is still running"
-            )
+        answer = self._ask_turn("prompt")
+        if answer is None:
+            running = self._turn.turn_id if self._turn else "?"
+            raise LocalProtocolError(f"PromptStarted({ev.turn_id!r}) while turn {running!r} is still running")
         if turn_error_id(ev.turn_id) in self._active or (self._turn and self._turn.turn_id == ev.turn_id):
             raise LocalProtocolError(f"turn id {ev.turn_id!r} was already used in this session")
-        self._turn = _Turn(ev.turn_id)
+        target, effects = answer
+        self._flow = target
+        for effect in effects:
+            if effect == "open_turn":
+                self._turn = _Turn(ev.turn_id)
+            else:
+                self._unknown_effect(effect, "prompt")
 
-    def _open_turn(self) -> _Turn | None:
-        t = self._turn
-        return t if t is not None and not t.settled else None
+    def _ask_turn(self, event: str) -> tuple[str, tuple[str, ...]] | None:
+        """The turn machine's answer to ``event`` now (``None``: it refuses); nothing is changed."""
+        try:
+            return self._machines().turn(self._flow, event)
+        except TransitionNotAllowed:
+            return None
+
+    def _step_turn(self, event: str) -> tuple[str, ...] | None:
+        """Move the turn by ``event``: the effects to perform, or ``None`` when the machine refuses."""
+        answer = self._ask_turn(event)
+        if answer is None:
+            return None
+        self._flow, effects = answer
+        return effects
 
     def _on_api_retry(self, ev: ApiRetry) -> None:
-        turn = self._open_turn()
-        if turn is None:
+        effects = self._step_turn("api_retry")
+        if effects is None:
             self._note("api_retry_outside_turn")
             return
-        incident_id = turn_error_id(turn.turn_id)
-        current = self._active.get(incident_id)
-        if current is not None and current.state != "retrying":
-            self._note("api_retry_after_terminal_failure", incident_id=incident_id)
-            return
-        turn.no_response = turn.no_response or ev.error_status is None
-        if not self._negotiated:
-            return  # legacy: retry progress was never shown
-        row, category = retry_condition(ev.error_status, ev.error)
-        title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
-        self._outbox.append(_Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
+        turn = self._turn
+        assert turn is not None
+        for effect in effects:
+            if effect != "publish_retry":
+                self._unknown_effect(effect, "api_retry")
+                continue
+            incident_id = turn_error_id(turn.turn_id)
+            current = self._active.get(incident_id)
+            if current is not None and current.state != "retrying":
+                self._note("api_retry_after_terminal_failure", incident_id=incident_id)
+                continue
+            turn.no_response = turn.no_response or ev.error_status is None
+            if not self._negotiated:
+                continue  # legacy: retry progress was never shown
+            row, category = retry_condition(ev.error_status, ev.error)
+            title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
+            self._outbox.append(_Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
 
     def _on_assistant(self, ev: Assistant) -> None:
         if not ev.top_level:
             return  # subagent traffic is not the top-level transcript
         text = ev.text
+        if ev.refusal is not None and self._turn is not None and self._flow in _IN_TURN:
+            self._turn.refusal = ev.refusal  # the refused response's own explanation wins
         if ev.error is not None or (ev.synthetic and is_synthetic_failure_text(text)):
             cond = classify_assistant_error(ev.error, text)
-            turn = self._open_turn()
-            if turn is not None:
-                if turn.failure is None:
-                    turn.failure = (cond, text)
-            else:
-                self._background_failure(cond, text, "error_result")
+            for effect in self._step_turn("claude_failure") or ():
+                if effect == "hold_failure":
+                    assert self._turn is not None
+                    self._turn.failure = (cond, text, ev.error)
+                elif effect == "background_failure":
+                    self._background_failure(cond, text, "error_result")
+                else:
+                    self._unknown_effect(effect, "claude_failure")
             if not self._negotiated and text:
                 self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
             return
@@ -411,61 +464,88 @@ class SessionLedger:
             self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
         if ev.synthetic or not ev.model:
             return  # local-command answers ("No response requested.") and model-less text prove nothing
-        turn = self._open_turn()
-        if turn is not None:
-            turn.answered = True
-        self._recover(Recovery.REAL_MODEL_ANSWER)
-        self._recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=turn.turn_id if turn else None)
+        for effect in self._step_turn("real_answer") or ():
+            if effect == "recover_answered":
+                assert self._turn is not None
+                self._recover(Recovery.REAL_MODEL_ANSWER)
+                self._recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=self._turn.turn_id)
+            elif effect == "recover_all":
+                self._recover(Recovery.REAL_MODEL_ANSWER)
+                self._recover(Recovery.CONFIRMED_ATTEMPT)
+            else:
+                self._unknown_effect(effect, "real_answer")
 
     def _on_result(self, ev: Result) -> None:
-        turn = self._open_turn()
-        if turn is None:
+        event = result_event(ev.is_error, ev.stop_reason)
+        effects = self._step_turn(event)
+        if effects is None:
+            # No turn is running: e.g. the SDK's ResultError, which repeats the error result.
             self._note("result_outside_turn", is_error=bool(ev.is_error))
             return
-        if turn.failure is not None:
-            cond, text = turn.failure
-            if cond.key == "invalid_request" and ev.terminal_reason == "prompt_too_long":
-                cond = CONDITIONS["context_limit"]
-            cond = refine_terminal(cond, ev.api_error_status, turn.no_response)
-            self._settle_failure(turn, cond, claude_text(text, ev.result, list(ev.errors)), "error_result")
-            self._expect_result_error = True
-            return
-        if ev.is_error:
-            cond = classify_result(ev.subtype, ev.terminal_reason)
-            self._settle_failure(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result")
-            self._expect_result_error = True
-            return
-        turn.settled = True
-        self._outbox.append(_Settle(turn.turn_id, stop_reason_for(ev.stop_reason, ev.terminal_reason)))
-        if turn.answered:
-            # The turn's attempt is confirmed: its own retry warning and earlier turn-scoped
-            # failures stop being active.
-            self._recover(Recovery.CONFIRMED_ATTEMPT)
+        turn = self._turn
+        assert turn is not None
+        for effect in effects:
+            if effect == "settle_stop":
+                stop = stop_reason_for(ev.stop_reason, ev.terminal_reason)
+                if stop == "refusal" and turn.refusal:
+                    # The refused response shows nothing: Claude's explanation is the answer.
+                    self._outbox.append(_Forward(_text_update("agent_message_chunk", redact(turn.refusal))))
+                self._outbox.append(_Settle(turn.turn_id, stop))
+            elif effect == "confirm_attempt":
+                # The turn's attempt is confirmed: its own retry warning and earlier turn-scoped
+                # failures stop being active.
+                self._recover(Recovery.CONFIRMED_ATTEMPT)
+            elif effect == "settle_failure":
+                self._settle_held(turn, ev)
+            elif effect == "settle_result_error":
+                cond = classify_result(ev.subtype, ev.terminal_reason)
+                self._settle(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result")
+            else:
+                self._unknown_effect(effect, event)
 
     def _on_model_fallback(self, ev: ModelFallback) -> None:
         if not self._negotiated:
             self._note("model_fallback_legacy_not_shown")
             return
         title, details = present(ev.content, "model_fallback")
-        row = CONDITIONS["model_fallback"]
-        previous = next((i for i in self._active.values() if i.state == "noticed"), None)
-        if previous is not None and self._last_record_id == previous.id:
-            # Consecutive updates for the same notice reuse its id with a higher revision.
-            self._outbox.append(_Publish(previous.id, None, row, row.category, title, details, "notify"))
-            return
-        incident_id = notice_id(self._session_id, self._epoch, self._next_seq())
-        self._outbox.append(
-            _Publish(
-                incident_id,
-                None,
-                row,
-                row.category,
-                title,
-                details,
-                "notify",
-                supersedes=previous.id if previous else None,
-            )
+        self._publish_notice(CONDITIONS["model_fallback"], title, details)
+
+    def _on_refusal_fallback(self, ev: ModelRefusalFallback) -> None:
+        summary, explanation = refusal_fallback_texts(
+            ev.original_model,
+            ev.fallback_model,
+            direction=ev.direction,
+            scope=ev.scope,
+            category=ev.category,
+            explanation=ev.explanation,
         )
+        if self._notices:
+            title, description = refusal_fallback_notice(summary, explanation)
+            update: dict[str, Any] = {"sessionUpdate": "notice", "severity": "warning", "title": title}
+            if description:
+                update["description"] = description
+            self._outbox.append(_Forward(update))
+        elif self._negotiated:
+            title, details = refusal_fallback_record(summary, explanation)
+            self._publish_notice(CONDITIONS["model_refusal_fallback"], title, details)
+        else:
+            text = refusal_fallback_transcript(summary, explanation)
+            self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
+
+    def _on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
+        turn = self._turn
+        if ev.explanation and turn is not None and self._flow in _IN_TURN and turn.refusal is None:
+            turn.refusal = ev.explanation
+
+    def _publish_notice(self, row: Condition, title: str, details: str | None) -> None:
+        last = self._last_notice
+        if last is not None and last[0] == self._last_record_id and last[1:] == (title, details):
+            # Consecutive updates of the same notice (same text, nothing published in between)
+            # reuse its id with a higher revision; any other notice is a new occurrence.
+            incident_id = last[0]
+        else:
+            incident_id = notice_id(self._session_id, self._epoch, self._next_seq())
+        self._outbox.append(_Publish(incident_id, None, row, row.category, title, details, "notify"))
 
     def _on_worker_shutting_down(self, ev: WorkerShuttingDown) -> None:
         self._worker_stopping = True
@@ -483,25 +563,24 @@ class SessionLedger:
         self._runtime_lost(thrown=False)
 
     def _runtime_lost(self, *, thrown: bool) -> None:
-        turn = self._open_turn()
-        key = "worker_shutdown" if self._worker_stopping else ("query_error" if thrown else "missing_result")
-        if turn is not None:
-            if turn.failure is not None:
-                cond, text = turn.failure
-                self._settle_failure(turn, cond, text, "error_result")
-                return
-            self._settle_failure(turn, CONDITIONS[key], "", key)
-            if key != "missing_result":
+        # A worker that announced its shutdown and then ended, or a query that threw, is the
+        # runtime lost; a plain EOF is the stream ending (a turn without its result).
+        key = "worker_shutdown" if self._worker_stopping else ("query_error" if thrown else None)
+        event = "transport_lost" if key is not None else "stream_ended"
+        turn = self._turn
+        for effect in self._step_turn(event) or ():
+            if effect == "settle_runtime_loss" and key is not None and turn is not None:
+                self._settle(turn, CONDITIONS[key], "", key)
                 self._runtime_incident = turn_error_id(turn.turn_id)
-            return
-        if self._expect_result_error:
-            # The SDK raises ResultError right after an error result: not a second incident.
-            self._expect_result_error = False
-            self._note("error_after_error_result_ignored")
-            return
-        if key == "missing_result" or self._runtime_incident is not None:
-            return  # a normal EOF while idle, or the runtime's loss is already shown
-        self._runtime_incident = self._background_failure(CONDITIONS[key], "", key)
+            elif effect == "background_runtime_loss" and key is not None:
+                if self._runtime_incident is None:  # the runtime's loss is shown once
+                    self._runtime_incident = self._background_failure(CONDITIONS[key], "", key)
+            elif effect == "settle_missing_result" and turn is not None:
+                self._settle(turn, CONDITIONS["missing_result"], "", "missing_result")
+            elif effect == "settle_failure" and turn is not None:
+                self._settle_held(turn, None)
+            else:
+                self._unknown_effect(effect, event)
 
     def _on_runtime_replaced(self, ev: RuntimeReplaced) -> None:
         self._runtime += 1
@@ -510,24 +589,31 @@ class SessionLedger:
         self._recover(Recovery.RUNTIME_REPLACED)
 
     def _on_internal_error(self, ev: InternalError) -> None:
-        turn = self._open_turn()
+        turn = self._turn
         cond = CONDITIONS["internal_error"]
-        if turn is not None and turn.failure is not None:
-            # Claude already said what failed: its text (and condition) ends the turn.
-            failed, text = turn.failure
-            self._settle_failure(turn, failed, text, "error_result")
-        elif turn is not None:
-            self._settle_failure(turn, cond, "", "internal_error")
-        else:
-            self._background_failure(cond, "", "internal_error")
+        for effect in self._step_turn("internal_error") or ():
+            if effect == "settle_failure" and turn is not None:
+                # Claude already said what failed: its text (and condition) ends the turn.
+                self._settle_held(turn, None)
+            elif effect == "settle_internal_error" and turn is not None:
+                self._settle(turn, cond, "", "internal_error")
+            elif effect == "background_internal_error":
+                self._background_failure(cond, "", "internal_error")
+            else:
+                self._unknown_effect(effect, "internal_error")
 
     def _on_cancel(self, ev: Cancelled) -> None:
-        turn = self._open_turn()
-        if turn is None:
+        effects = self._step_turn("cancel")
+        if effects is None:
             self._note("cancel_without_running_prompt")
             return
-        turn.settled = True
-        self._outbox.append(_Settle(turn.turn_id, "cancelled"))
+        turn = self._turn
+        assert turn is not None
+        for effect in effects:
+            if effect == "settle_cancelled":
+                self._outbox.append(_Settle(turn.turn_id, "cancelled"))
+            else:
+                self._unknown_effect(effect, "cancel")
 
     def _on_history(self, ev: HistoryLoaded) -> None:
         # Streaming: a long history may arrive as several HistoryLoaded events (bounded memory).
@@ -563,8 +649,11 @@ class SessionLedger:
 
     # ------------------------------------------------------------------ helpers
 
-    def _settle_failure(self, turn: _Turn, cond: Condition, text: str, fallback_key: str) -> None:
-        turn.settled = True
+    def _settle(self, turn: _Turn, cond: Condition, text: str, fallback_key: str, kind: str | None = None) -> None:
+        """Settle ``turn`` with a failure: the record on its ``PromptResponse``, or the legacy error.
+
+        ``kind``: the SDK error kind Claude's failure came with (a legacy client's ``errorKind``).
+        """
         title, details = present(text, fallback_key)
         if self._negotiated:
             self._outbox.append(
@@ -580,7 +669,23 @@ class SessionLedger:
                 )
             )
         else:
-            self._outbox.append(_Reject(turn.turn_id, cond.legacy_code, title))
+            self._outbox.append(_legacy_error(turn.turn_id, cond, text, details or title, kind))
+
+    def _settle_held(self, turn: _Turn, result: Result | None) -> None:
+        """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""
+        assert turn.failure is not None
+        cond, text, kind = turn.failure
+        if result is None:
+            self._settle(turn, cond, text, "error_result", kind)
+            return
+        if cond.key == "invalid_request" and result.terminal_reason == "prompt_too_long":
+            cond = CONDITIONS["context_limit"]
+        cond = refine_terminal(cond, result.api_error_status, turn.no_response)
+        self._settle(turn, cond, claude_text(text, result.result, list(result.errors)), "error_result", kind)
+
+    def _unknown_effect(self, effect: str, event: str) -> None:
+        # A SessionFlow action the ledger does not perform: the machine and the ledger disagree.
+        raise InvalidDefinition(f"SessionFlow names effect {effect!r} on {event!r}; the ledger has no such effect")
 
     def _background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None:
         if not self._negotiated:
@@ -627,12 +732,7 @@ class SessionLedger:
         if isinstance(intent, _Settle):
             return PromptResponseOut(turn_id=intent.turn_id, stop_reason=intent.stop_reason)
         if isinstance(intent, _Reject):
-            return PromptErrorOut(
-                turn_id=intent.turn_id,
-                code=intent.code,
-                message=_LEGACY_MESSAGES.get(intent.code, "Internal error"),
-                data={"details": intent.title},
-            )
+            return PromptErrorOut(turn_id=intent.turn_id, code=intent.code, message=intent.message, data=intent.data)
         current = self._active.get(intent.incident_id)
         record = SessionFailure(
             id=intent.incident_id,
@@ -663,20 +763,31 @@ class SessionLedger:
             self._active[inc.id] = inc
         else:
             self._active.pop(inc.id, None)
-        older = [intent.supersedes] if intent.supersedes is not None else []
+        older: list[str] = []
         if inc.replayed:
             older = [i.id for i in self._active.values() if i.replayed and i is not inc]
+        elif intent.transition == "notify":
+            self._last_notice = (inc.id, intent.title, intent.details)
+            # A newer notice does not retire an older one (spec: "Publishing another incident is
+            # not evidence that an older one recovered"), and nothing can change an older notice
+            # again: only the latest one may be updated in place. Memory stays bounded by keeping
+            # the newest MAX_ACTIVE_NOTICES active; the oldest beyond them is let go.
+            notices = [i.id for i in self._active.values() if i.state == "noticed"]
+            older = notices[: max(0, len(notices) - MAX_ACTIVE_NOTICES)]
         for old_id in older:
             old = self._active.pop(old_id, None)
             if old is not None:
                 self._fire(old, "superseded")
 
-    def _fire(self, inc: Incident, event: str) -> None:
-        """``event`` on the incident's :class:`~lifecycle.incident.IncidentMachine`, reported to the observer."""
+    def _machines(self) -> MachineAnswers:
         answers = self._answers
         if answers is None:
             answers = self._answers = MachineAnswers()
-        source, target = answers.fire(inc, event)
+        return answers
+
+    def _fire(self, inc: Incident, event: str) -> None:
+        """``event`` on the incident's :class:`~lifecycle.incident.IncidentMachine`, reported to the observer."""
+        source, target = self._machines().fire(inc, event)
         if self._observer is not None:
             self._observer.transition(
                 session_id=self._session_id,
@@ -688,6 +799,25 @@ class SessionLedger:
             )
 
 
+def _legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> _Reject:
+    """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
+
+    Authentication: ``-32000 "Authentication required"`` with no data. Anything else: ``-32603``
+    with ``"Internal error: <Claude's text>"`` (redacted: ``shown``) and ``data: {"errorKind": K}``
+    when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
+    reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
+    """
+    if cond.legacy_code == AUTH_REQUIRED:
+        return _Reject(turn_id, AUTH_REQUIRED, "Authentication required", None)
+    adapter = LEGACY_ADAPTER_ERRORS.get(cond.key)
+    if adapter is not None and not text:
+        kind, with_text = adapter
+        message = f"Internal error: {shown}" if with_text else "Internal error"
+    else:
+        message = f"Internal error: {shown}" if text else "Internal error"
+    return _Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
+
+
 def _is_replayed_limit(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and entry.synthetic and is_usage_limit_text(entry.text)
 
@@ -696,16 +826,14 @@ def _is_real_answer(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None
 
 
-_MOVES_THE_STREAM_ON: frozenset[type] = frozenset(
-    {PromptStarted, ApiRetry, Assistant, Result, ModelFallback, WorkerShuttingDown, RuntimeReplaced}
-)
-
 _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     PromptStarted: SessionLedger._on_prompt,
     ApiRetry: SessionLedger._on_api_retry,
     Assistant: SessionLedger._on_assistant,
     Result: SessionLedger._on_result,
     ModelFallback: SessionLedger._on_model_fallback,
+    ModelRefusalFallback: SessionLedger._on_refusal_fallback,
+    ModelRefusalNoFallback: SessionLedger._on_refusal_no_fallback,
     WorkerShuttingDown: SessionLedger._on_worker_shutting_down,
     AuthStatus: SessionLedger._on_auth,
     QueryError: SessionLedger._on_query_error,

@@ -14,7 +14,7 @@ from typing import Any
 
 from .wire import AIR_VERSION, air_of, with_air
 
-__all__ = ["CAPABILITY", "agent_capabilities_meta", "negotiate", "version_is_supported"]
+__all__ = ["CAPABILITY", "agent_capabilities_meta", "negotiate", "notices_capable", "version_is_supported"]
 
 CAPABILITY = "sessionFailure"
 
@@ -53,6 +53,25 @@ def negotiate(client_capabilities: object) -> bool:
             return False
         return any(type(c) is str and c == CAPABILITY for c in caps)
     except Exception:  # a hostile Mapping/Sequence implementation: legacy, never a crash
+        return False
+
+
+def notices_capable(client_capabilities: object) -> bool:
+    """True when the client declared ACP session notices (``clientCapabilities.session.notices``,
+    an object; the ACP Session Notices RFD); never raises.
+
+    Such a client gets the notices that have an ACP ``notice`` form as ``{"sessionUpdate":
+    "notice", ...}`` updates, as the reference adapter sends them.
+    """
+    try:
+        if isinstance(client_capabilities, Mapping):
+            session = client_capabilities.get("session")
+        else:  # an ACP SDK model keeps fields it does not know in its extras
+            extra = getattr(client_capabilities, "model_extra", None) or {}
+            session = extra.get("session") if isinstance(extra, Mapping) else None
+        notices = session.get("notices") if isinstance(session, Mapping) else None
+        return isinstance(notices, Mapping)
+    except Exception:  # a hostile Mapping implementation: no notices, never a crash
         return False
 
 

@@ -78,6 +78,20 @@ Rules
     digits with a Shannon entropy of at least 4.3 bits per character (random 40-character keys score
     4.6 to 5.0, identifiers and paths about 4.0 to 4.3), unless it reads as a path (two or more
     lower-case ``/`` segments); this catches keys of unknown formats.
+13. ``recurrence``: a value one of the rules above masked as a secret (an ``Authorization`` or cookie
+    value, a URL password, the value of a secret-named key or environment variable, a vendor key, a
+    JWT, a high-entropy key) of 6+ characters, not all digits, is masked (``[redacted credential]``)
+    at every other occurrence in the text too: ``hunter2pass`` in "... cookie hunter2pass" after
+    ``https://carol:hunter2pass@host``. Placeholders are never touched. :class:`SecretMemory` carries
+    the values found from one text to the next (the texts of a session, of a failure).
+
+Prose
+=====
+Transcript prose (Claude's messages, the user's prompts) is shown as it is, but never with a
+credential in it: :func:`mask_credentials` applies the credential rules only (1, 3, 4, 6, 7, 8, 9,
+10 and 13) and leaves everything else byte for byte: stack frames, paths, non-secret environment
+values, unknown-format high-entropy strings, and code that assigns an expression to a secret-named
+key (``token = get_token()``, ``api_key = os.environ["KEY"]``).
 
 Guarantees
 ==========
@@ -106,7 +120,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
+from contextvars import ContextVar
 from typing import Final, NamedTuple
 
 __all__ = [
@@ -119,7 +134,9 @@ __all__ = [
     "PEM_PLACEHOLDER",
     "RULES",
     "Rule",
+    "SecretMemory",
     "contains_secret",
+    "mask_credentials",
     "redact",
 ]
 
@@ -148,6 +165,32 @@ class Rule(NamedTuple):
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
+
+
+# The secret values the running :func:`_settle` found (None outside of one): each rule that masks
+# a credential reports the value, so that its other occurrences are masked too (rule 13).
+_FOUND: ContextVar[set[str] | None] = ContextVar("lifecycle_redaction_found", default=None)
+_MIN_RECURRING: Final = 6
+
+
+def _remember(value: str) -> None:
+    """Report a masked secret ``value`` (quotes and sentence punctuation trimmed)."""
+    found = _FOUND.get()
+    if found is None:
+        return
+    value = value.strip().strip("\\\"'").rstrip(_TRAILING_PUNCT)
+    if len(value) >= _MIN_RECURRING and not value.isdigit() and _PLACEHOLDER_PREFIX not in value and "\n" not in value:
+        found.add(value)
+
+
+def _remember_credential(cred: str) -> None:
+    """A credential and its parts: ``user:password`` -> the password, ``a=1; b=2`` -> each value."""
+    _remember(cred)
+    if ":" in cred:
+        _remember(cred.split(":", 1)[1])
+    for pair in cred.split(";"):
+        if "=" in pair:
+            _remember(pair.split("=", 1)[1])
 
 
 def _split_trailing(value: str) -> tuple[str, str]:
@@ -363,6 +406,7 @@ def _cred_repl(m: re.Match[str]) -> str:
     core, trail = _split_trailing(m["cred"])
     if not core:
         return m.group()
+    _remember_credential(core)
     return m["head"] + CREDENTIAL_PLACEHOLDER + trail
 
 
@@ -402,7 +446,11 @@ _ENV_RE: Final = re.compile(
 
 def _env_repl(m: re.Match[str]) -> str:
     repl = _replace_value(m["value"], ENV_PLACEHOLDER)
-    return m.group() if repl is None else m["name"] + "=" + repl
+    if repl is None:
+        return m.group()
+    if _name_is_sensitive(_normalize_name(m["name"])):
+        _remember(m["value"])
+    return m["name"] + "=" + repl
 
 
 def _redact_env(text: str) -> str:
@@ -446,7 +494,22 @@ _ASSIGN_KEYWORDS: Final = (
 )  # fmt: skip
 
 
-def _redact_assignments(text: str) -> str:
+# A bare value that is code, not a secret (prose mode): ``get_token()``, ``os.environ[...]``,
+# ``self.api_key``, ``None``.
+_CODE_LITERALS: Final = frozenset({"None", "null", "nil", "true", "false", "True", "False", "undefined"})
+_DOTTED_NAME_RE: Final = re.compile(r"[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)++")
+
+
+def _is_code(value: str, text: str, end: int) -> bool:
+    if value[:1] in ("'", '"', "\\"):
+        return False  # a quoted literal
+    core, _ = _split_trailing(value)
+    if core in _CODE_LITERALS or _DOTTED_NAME_RE.fullmatch(core):
+        return True
+    return end < len(text) and text[end] in "([{"
+
+
+def _redact_assignments(text: str, *, prose: bool = False) -> str:
     if "=" not in text and ":" not in text:
         return text
     low = text.lower()
@@ -461,9 +524,12 @@ def _redact_assignments(text: str) -> str:
         value = _VALUE_RE.match(text, pos)
         if value is None:
             continue
+        if prose and _is_code(value.group(), text, value.end()):
+            continue
         repl = _replace_value(value.group(), CREDENTIAL_PLACEHOLDER)
         if repl is None:
             continue
+        _remember(value.group())
         out.append(text[last:pos])
         out.append(repl)
         last = pos = value.end()
@@ -485,6 +551,8 @@ _URL_PARAM_RE: Final = re.compile(r"(?P<head>[?&;](?P<name>[\w.%-]++)=)(?P<cred>
 
 
 def _userinfo_repl(m: re.Match[str]) -> str:
+    userinfo = m["userinfo"]
+    _remember(userinfo.split(":", 1)[1] if ":" in userinfo else userinfo)
     return m["head"] + CREDENTIAL_PLACEHOLDER + "@"
 
 
@@ -552,11 +620,13 @@ def _vendor_repl(m: re.Match[str]) -> str:
     token = m.group()
     if m["openai"] is not None and not _HAS_DIGIT_RE.search(token):
         return token  # "sk-" + words, e.g. a kebab-case name, not a key
+    _remember(token)
     return KEY_PLACEHOLDER
 
 
 def _jwt_repl(m: re.Match[str]) -> str:
-    _, trail = _split_trailing(m.group())
+    core, trail = _split_trailing(m.group())
+    _remember(core)
     return KEY_PLACEHOLDER + trail
 
 
@@ -580,6 +650,7 @@ def _entropy_repl(m: re.Match[str]) -> str:
         and _shannon_entropy(token) >= _MIN_ENTROPY
         and not _looks_like_path(token)
     ):
+        _remember(token)
         return KEY_PLACEHOLDER
     return token
 
@@ -691,32 +762,121 @@ _SUSPICIOUS_RE: Final = re.compile(
 )
 
 
-def _redact_once(text: str) -> str:
-    for _, apply in _PIPELINE:
+# The credential rules alone, for prose (:func:`mask_credentials`).
+_CREDENTIAL_PIPELINE: Final[tuple[Callable[[str], str], ...]] = (
+    _redact_pem,
+    _redact_auth,
+    _redact_cookies,
+    lambda text: _redact_assignments(text, prose=True),
+    _redact_userinfo,
+    _redact_params,
+    _redact_vendor,
+    _redact_jwt,
+)
+_RULE_FUNCS: Final[tuple[Callable[[str], str], ...]] = tuple(apply for _, apply in _PIPELINE)
+
+# Placeholders are left alone when recurrences are masked (a secret may be a word of one).
+_PLACEHOLDER_RE: Final = re.compile(r"\[redacted(?: [a-z]+)?\]")
+
+
+def _mask_known(text: str, secrets: Collection[str]) -> str:
+    """``text`` with every occurrence of each of ``secrets`` masked (rule 13), placeholders kept."""
+    present = [s for s in secrets if s in text]
+    if not present:
+        return text
+    pattern = re.compile("|".join(re.escape(s) for s in sorted(present, key=len, reverse=True)))
+    out: list[str] = []
+    pos = 0
+    for placeholder in _PLACEHOLDER_RE.finditer(text):
+        out.append(pattern.sub(CREDENTIAL_PLACEHOLDER, text[pos : placeholder.start()]))
+        out.append(placeholder.group())
+        pos = placeholder.end()
+    out.append(pattern.sub(CREDENTIAL_PLACEHOLDER, text[pos:]))
+    return "".join(out)
+
+
+def _apply(text: str, rules: Sequence[Callable[[str], str]], found: set[str], known: Collection[str]) -> str:
+    for apply in rules:
         text = apply(text)
-    return text
+    return _mask_known(text, found.union(known)) if found or known else text
+
+
+def _redact_once(text: str) -> str:
+    """One pass of the rule list, with rule 13 for the secrets this pass found."""
+    found: set[str] = set()
+    token = _FOUND.set(found)
+    try:
+        return _apply(text, _RULE_FUNCS, found, ())
+    finally:
+        _FOUND.reset(token)
+
+
+def _run(text: str, rules: Sequence[Callable[[str], str]], known: Collection[str] = ()) -> tuple[str, set[str]]:
+    """Apply ``rules`` and rule 13 (for the secrets found and ``known``) until nothing changes:
+    ``(result, secrets found)``. Never raises; fails closed to :data:`FALLBACK_PLACEHOLDER`."""
+    try:
+        if not text or (_SUSPICIOUS_RE.search(text) is None and not any(s in text for s in known)):
+            return text, set()
+        found: set[str] = set()
+        token = _FOUND.set(found)
+        try:
+            current = text
+            for _ in range(_MAX_PASSES):
+                after = _apply(current, rules, found, known)
+                if after == current:
+                    return current, found
+                current = after
+            return FALLBACK_PLACEHOLDER, found  # did not settle: fail closed (keeps redact idempotent)
+        finally:
+            _FOUND.reset(token)
+    except Exception:  # pragma: no cover - defensive: never raise, never leak
+        return FALLBACK_PLACEHOLDER, set()
 
 
 def redact(text: str) -> str:
     """``text`` with every secret, credential, stack frame and private path replaced.
 
     See the module documentation for the rules and placeholders. Total (never raises), idempotent
-    and linear in ``len(text)``; Claude's own user-facing messages come back unchanged.
+    and linear in ``len(text)``; Claude's own user-facing messages come back unchanged. A secret
+    found anywhere in ``text`` is masked at every occurrence (rule 13).
     """
-    try:
-        if not text or _SUSPICIOUS_RE.search(text) is None:
-            return text
-        current = text
-        for _ in range(_MAX_PASSES):
-            after = _redact_once(current)
-            if after == current:
-                return current
-            current = after
-        return FALLBACK_PLACEHOLDER  # did not settle: fail closed (keeps redact idempotent)
-    except Exception:  # pragma: no cover - defensive: never raise, never leak
-        return FALLBACK_PLACEHOLDER
+    return _run(text, _RULE_FUNCS)[0]
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` (transcript prose) with its credentials masked and everything else byte for byte
+    (module documentation, "Prose"). Total and idempotent."""
+    return _run(text, _CREDENTIAL_PIPELINE)[0]
 
 
 def contains_secret(text: str) -> bool:
     """True when :func:`redact` would change ``text``."""
     return redact(text) != text
+
+
+class SecretMemory:
+    """The secrets found in the texts of one conversation (a session's, a failure's): a secret
+    found in one text is masked in every later one too (rule 13 across texts). At most ``limit``
+    values are kept (the oldest are forgotten first)."""
+
+    __slots__ = ("_known", "_limit")
+
+    def __init__(self, limit: int = 256) -> None:
+        self._known: dict[str, None] = {}
+        self._limit = limit
+
+    def redact(self, text: str) -> str:
+        """:func:`redact`, plus every secret remembered; remembers the new ones."""
+        return self._remember(*_run(text, _RULE_FUNCS, self._known.keys()))
+
+    def mask(self, text: str) -> str:
+        """:func:`mask_credentials`, plus every secret remembered; remembers the new ones."""
+        return self._remember(*_run(text, _CREDENTIAL_PIPELINE, self._known.keys()))
+
+    def _remember(self, out: str, found: set[str]) -> str:
+        for secret in found:
+            self._known.pop(secret, None)
+            self._known[secret] = None
+        while len(self._known) > self._limit:
+            del self._known[next(iter(self._known))]
+        return out

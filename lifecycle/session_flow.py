@@ -1,83 +1,234 @@
-"""The turn/prompt flow of one adapter session, as a python-statemachine class (for the diagram
-and for the explorer; spec: "Delivery surfaces", "Severity").
+"""The prompt turn of one adapter session, as the machine that decides it (spec: "Delivery
+surfaces", "Severity"; the reference adapter's "stop reason propagation" rules).
 
 Rules
 -----
-:class:`SessionFlow` *describes* what :class:`lifecycle.ledger.SessionLedger` does with a prompt
-turn; it does not drive it. It is kept true by checking, not by trust: ``lifecycle check`` steps
-this class's declared transitions in lockstep with the real ledger through every reachable
-abstract state and fails when :func:`flow_state_of` (the ledger's own turn view) disagrees, and
-``tests/test_diagrams.py`` does the same with hypothesis-chosen event sequences.
+Everything that decides what a turn event means lives in :class:`SessionFlow`: whether it is
+accepted in the turn's current state, which state follows, and which of the ledger's effects it
+has (its transitions' actions, named after what the ledger then does). The ledger never decides
+these by itself; it classifies what arrived into one of the flow's events (:data:`FLOW_EVENTS`),
+asks the machine, and performs the effects it is told, in order. So each turn rule has one home:
+
+* a warning never ends a turn: ``api_retry`` is a self-loop inside the turn;
+* the first Claude failure of a turn is held (``hold_failure``) and settles the turn with
+  Claude's own text whatever ends it (a result, the stream ending, an internal error);
+* a stop reason (``max_tokens``, ``refusal``) wins over ``is_error``: ``result_stop`` settles
+  with that stop reason and publishes no failure (which results are ``result_stop`` is decided
+  by :func:`lifecycle.conditions.result_event`); a turn cut short or refused is not a confirmed
+  attempt, so it recovers nothing;
+* a cancelled turn makes no record: after ``cancel`` the turn is answered ``cancelled`` and its
+  late frames (Claude's failure, its result) are absorbed by ``cancelled`` until its result
+  arrives or the next prompt starts;
+* runtime loss is never swallowed: ``transport_lost`` (the query iterator throwing, a worker
+  shutdown's EOF) settles a running turn with a connection failure, whatever Claude said before,
+  and outside a turn becomes a session-scoped connection failure. The SDK's own ``ResultError``
+  is the error result it follows (:func:`lifecycle.claude.from_sdk_exception`), never a loss;
+* a real model answer recovers what waits for one; inside a turn it also marks the turn
+  answered, and a successful result then confirms the attempt.
 
 Theory of operation
 -------------------
-* ``idle``: no prompt is running (none yet, or the last one was settled).
-* ``running``: a ``session/prompt`` is running and nothing decisive has happened yet. ``api_retry``
-  warnings do not leave it: a warning never ends a turn.
-* ``answered``: a real model answer arrived in this turn (``<synthetic>`` local-command answers
-  prove nothing and change nothing).
-* ``failing``: Claude's own failure text arrived; whatever ends the turn now settles it with that
-  failure (a typed record on the ``PromptResponse``, or the legacy JSON-RPC error).
+``idle``: no prompt is running. ``in_turn`` (compound): ``running`` (nothing decisive yet),
+``answered`` (a real model answer arrived), ``failing`` (Claude's failure text is held).
+``cancelled``: the prompt was answered ``cancelled`` and the turn's stream is still draining.
 
-Every way out of a running turn leads to ``idle``: the result (success or error), cancellation,
-the query iterator throwing or ending. Events that do not apply in a state (a result while idle, a
-second prompt while running) are ignored or refused by the ledger and are not transitions here.
+The machine is pure, like :class:`lifecycle.incident.IncidentMachine`: it has no guards and its
+actions only name the effect (:meth:`SessionFlow._effect` appends the name to the model's
+``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 11 points. The
+ledger's :class:`~lifecycle.incident.MachineAnswers` asks a real instance once per point
+(:meth:`~lifecycle.incident.MachineAnswers.turn`) and reuses the answer; a turn costs no machine
+instance. ``tests/test_session_flow.py`` checks the kept answers against fresh instances.
 """
 
 from __future__ import annotations
 
 from statemachine import State, StateMachine
 
-__all__ = ["FLOW_EVENTS", "SessionFlow", "flow_state_of", "flow_transitions"]
+__all__ = ["EFFECTS", "FLOW_EVENTS", "FLOW_STATES", "SessionFlow", "flow_transitions"]
 
 
 class SessionFlow(StateMachine):
-    """One session's prompt turns: idle -> running -> (answered | failing) -> idle."""
+    """One session's prompt turns: idle -> in turn (running | answered | failing) -> idle,
+    or -> cancelled (draining) -> idle."""
 
     # -- states
     idle = State(initial=True)
-    running = State()
-    answered = State()
-    failing = State()
 
-    # -- events (named after what the adapter receives)
-    prompt = idle.to(running)
-    api_retry = running.to(running) | answered.to(answered) | failing.to(failing)
-    real_answer = running.to(answered) | answered.to(answered) | failing.to(failing)
-    local_command = running.to(running) | answered.to(answered) | failing.to(failing)
-    claude_failure = running.to(failing) | answered.to(failing) | failing.to(failing)
-    result_success = running.to(idle) | answered.to(idle) | failing.to(idle)
-    result_error = running.to(idle) | answered.to(idle) | failing.to(idle)
-    cancel = running.to(idle) | answered.to(idle) | failing.to(idle)
-    runtime_lost = running.to(idle) | answered.to(idle) | failing.to(idle)
+    class in_turn(State.Compound):
+        running = State(initial=True)
+        answered = State()
+        failing = State()
+
+    cancelled = State()
+
+    # -- events (named after what the adapter receives), with the ledger's effects as actions
+    prompt = idle.to(in_turn, on="open_turn") | cancelled.to(in_turn, on="open_turn")
+    api_retry = (
+        in_turn.running.to(in_turn.running, on="publish_retry")
+        | in_turn.answered.to(in_turn.answered, on="publish_retry")
+        | in_turn.failing.to(in_turn.failing, on="publish_retry")
+    )
+    real_answer = (
+        in_turn.running.to(in_turn.answered, on="recover_answered")
+        | in_turn.answered.to(in_turn.answered, on="recover_answered")
+        | in_turn.failing.to(in_turn.failing, on="recover_answered")
+        | idle.to(idle, on="recover_all")
+        | cancelled.to(cancelled, on="recover_all")
+    )
+    claude_failure = (
+        in_turn.running.to(in_turn.failing, on="hold_failure")
+        | in_turn.answered.to(in_turn.failing, on="hold_failure")
+        | in_turn.failing.to(in_turn.failing)
+        | idle.to(idle, on="background_failure")
+        | cancelled.to(cancelled)
+    )
+    result_success = (
+        in_turn.running.to(idle, on="settle_stop")
+        | in_turn.answered.to(idle, on=["settle_stop", "confirm_attempt"])
+        | in_turn.failing.to(idle, on="settle_failure")
+        | cancelled.to(idle)
+    )
+    result_stop = in_turn.to(idle, on="settle_stop") | cancelled.to(idle)
+    result_error = (
+        in_turn.running.to(idle, on="settle_result_error")
+        | in_turn.answered.to(idle, on="settle_result_error")
+        | in_turn.failing.to(idle, on="settle_failure")
+        | cancelled.to(idle)
+    )
+    cancel = in_turn.to(cancelled, on="settle_cancelled")
+    transport_lost = (
+        in_turn.to(idle, on="settle_runtime_loss")
+        | idle.to(idle, on="background_runtime_loss")
+        | cancelled.to(idle, on="background_runtime_loss")
+    )
+    stream_ended = (
+        in_turn.running.to(idle, on="settle_missing_result")
+        | in_turn.answered.to(idle, on="settle_missing_result")
+        | in_turn.failing.to(idle, on="settle_failure")
+        | idle.to(idle)
+        | cancelled.to(idle)
+    )
+    internal_error = (
+        in_turn.running.to(idle, on="settle_internal_error")
+        | in_turn.answered.to(idle, on="settle_internal_error")
+        | in_turn.failing.to(idle, on="settle_failure")
+        | idle.to(idle, on="background_internal_error")
+        | cancelled.to(cancelled, on="background_internal_error")
+    )
+
+    # -- actions: each names one effect the ledger performs (the machine itself does nothing)
+    def _effect(self, name: str) -> None:
+        effects = getattr(self.model, "effects", None)
+        if isinstance(effects, list):  # an instance made for a diagram or a look has nowhere to put them
+            effects.append(name)
+
+    def open_turn(self) -> None:
+        """A new turn: its id is the prompt's (a running turn refuses a second prompt)."""
+        self._effect("open_turn")
+
+    def publish_retry(self) -> None:
+        """An ``api_retry`` warning on the turn's failure id (never settles the turn)."""
+        self._effect("publish_retry")
+
+    def recover_answered(self) -> None:
+        """A real answer in this turn: recover quota and earlier turns' failures."""
+        self._effect("recover_answered")
+
+    def recover_all(self) -> None:
+        """A real answer outside a running turn: recover quota and every turn-scoped failure."""
+        self._effect("recover_all")
+
+    def hold_failure(self) -> None:
+        """Keep Claude's first failure text: it settles the turn."""
+        self._effect("hold_failure")
+
+    def background_failure(self) -> None:
+        """Claude's failure outside a turn: a session-scoped record."""
+        self._effect("background_failure")
+
+    def settle_stop(self) -> None:
+        """Answer the prompt with the result's ACP stop reason (no failure)."""
+        self._effect("settle_stop")
+
+    def confirm_attempt(self) -> None:
+        """An answered turn ended well: its warnings and earlier turn failures recover."""
+        self._effect("confirm_attempt")
+
+    def settle_failure(self) -> None:
+        """Settle the turn with the held Claude failure."""
+        self._effect("settle_failure")
+
+    def settle_result_error(self) -> None:
+        """Settle the turn with the error result's own text and condition."""
+        self._effect("settle_result_error")
+
+    def settle_cancelled(self) -> None:
+        """Answer the prompt ``cancelled``."""
+        self._effect("settle_cancelled")
+
+    def settle_runtime_loss(self) -> None:
+        """Settle the turn with a connection failure that lasts until runtime replacement."""
+        self._effect("settle_runtime_loss")
+
+    def background_runtime_loss(self) -> None:
+        """The runtime was lost outside a turn: a session-scoped connection failure (once)."""
+        self._effect("background_runtime_loss")
+
+    def settle_missing_result(self) -> None:
+        """The stream ended without a result: settle with the internal missing-result failure."""
+        self._effect("settle_missing_result")
+
+    def settle_internal_error(self) -> None:
+        """The adapter failed: settle with its recoverable internal error."""
+        self._effect("settle_internal_error")
+
+    def background_internal_error(self) -> None:
+        """The adapter failed outside a running turn: a session-scoped record."""
+        self._effect("background_internal_error")
 
 
 #: Every event of :class:`SessionFlow`, in declaration order.
 FLOW_EVENTS: tuple[str, ...] = tuple(
-    dict.fromkeys(str(ev.id) for state in SessionFlow.states for t in state.transitions for ev in t.events)
+    dict.fromkeys(str(e.id) for s in SessionFlow.states_map.values() for t in s.transitions for e in t.events)
+)
+
+#: The leaf states a turn can be in (what ``SessionLedger`` keeps), in declaration order.
+FLOW_STATES: tuple[str, ...] = tuple(s.id for s in SessionFlow.states_map.values() if not s.states)
+
+#: Every effect name an action of :class:`SessionFlow` can produce.
+EFFECTS: tuple[str, ...] = (
+    "open_turn",
+    "publish_retry",
+    "recover_answered",
+    "recover_all",
+    "hold_failure",
+    "background_failure",
+    "settle_stop",
+    "confirm_attempt",
+    "settle_failure",
+    "settle_result_error",
+    "settle_cancelled",
+    "settle_runtime_loss",
+    "background_runtime_loss",
+    "settle_missing_result",
+    "settle_internal_error",
+    "background_internal_error",
 )
 
 
 def flow_transitions() -> dict[tuple[str, str], str]:
-    """The declared transitions as ``(source, event) -> target`` (read from the class)."""
+    """The declared transitions as ``(source leaf, event) -> target leaf`` (read from the class;
+    a transition from ``in_turn`` applies to each of its leaves, a target ``in_turn`` is its
+    initial leaf ``running``)."""
     table: dict[tuple[str, str], str] = {}
-    for state in SessionFlow.states:
+    leaves = {s.id: s for s in SessionFlow.states_map.values() if not s.states}
+    for state in SessionFlow.states_map.values():
         for transition in state.transitions:
-            for event in transition.events:
-                table[(state.id, str(event.id))] = transition.target.id
+            target = transition.target
+            while target.states:  # a compound target enters its initial child
+                target = next(s for s in target.states if s.initial)
+            sources = [state] if not state.states else [leaf for leaf in leaves.values() if leaf.parent is state]
+            for source in sources:
+                for event in transition.events:
+                    table.setdefault((source.id, str(event.id)), target.id)
     return table
-
-
-def flow_state_of(running: bool, answered: bool, failing: bool) -> str:
-    """The :class:`SessionFlow` state a ledger's turn is in.
-
-    Args:
-        running: a turn exists and is not settled (``SessionLedger.turn``).
-        answered: the running turn saw a real model answer (``TurnView.answered``).
-        failing: the running turn holds Claude's failure text, to be settled with it.
-    """
-    if not running:
-        return "idle"
-    if failing:
-        return "failing"
-    return "answered" if answered else "running"

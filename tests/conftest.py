@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 ROOT = Path(__file__).resolve().parent.parent
 #: The recorded Claude Code CLI runs (tests/fixtures/README.md says where they came from).
 FIXTURES = ROOT / "tests" / "fixtures" / "claude-cli-2.1.332"
-#: The public conformance cases, their checker and format (tests/conformance/FORMAT.md).
+#: The public conformance cases, their checker, runner and format (tests/conformance/README.md).
 CONFORMANCE = ROOT / "tests" / "conformance"
 
 # "ci" (the default): derandomised, so every run of the suite explores the same examples.

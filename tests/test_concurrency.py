@@ -7,8 +7,10 @@
 * Several asyncio tasks feed one session through ``lifecycle.acp.SessionPublisher`` (the
   per-session lock around plan -> deliver -> commit) over a real ACP connection on an in-memory
   transport pair: a prompt handler consuming recorded SDK runs, an auth watcher, a notice task
-  and a replay task. In wire order the client receives every id's revisions exactly as 1..n.
-  With the lock removed (a mutant) the same run breaks.
+  and a replay task. They interleave by yielding to the event loop a seeded number of times (no
+  wall-clock sleep), so each seed is one reproducible interleaving. In wire order the client
+  receives every id's revisions exactly as 1..n. With the lock removed (a mutant) the same run
+  fails with the ledger's PendingDeliveryError.
 * Sessions share nothing mutable: ledgers fed interleaved (in one task, or in threads) produce
   exactly what each produces alone.
 """
@@ -20,6 +22,7 @@ import io
 import itertools
 import json
 import random
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -28,6 +31,7 @@ from typing import Any
 import acp
 import pytest
 import structlog
+from acp import RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
@@ -49,6 +53,9 @@ from lifecycle import (
     InternalError,
     LocalProtocolError,
     ModelFallback,
+    ModelRefusalFallback,
+    ModelRefusalNoFallback,
+    PendingDeliveryError,
     PromptStarted,
     QueryEnded,
     QueryError,
@@ -80,6 +87,8 @@ ONE_OF_EACH: list[Event] = [
     Result(subtype="success", is_error=True, result=h.RATE),
     Result(subtype="success", is_error=False, result="ok"),
     ModelFallback(content=h.FALLBACK),
+    ModelRefusalFallback(original_model="claude-opus-5-5", fallback_model="claude-opus-4-8", category="cyber"),
+    ModelRefusalNoFallback(explanation="declined"),
     WorkerShuttingDown(reason="idle"),
     AuthStatus(ok=True),
     QueryError(message="old runtime died"),
@@ -218,6 +227,7 @@ class Agent:
     def __init__(self, rng: random.Random, *, lock: bool = True) -> None:
         self.rng = rng
         self.lock = lock
+        self.sinks: list[Jitter] = []
         self.publishers: dict[str, SessionPublisher] = {}
         self.scripts: list[list[Event]] = []
         self.conn: AgentSideConnection | None = None
@@ -232,9 +242,9 @@ class Agent:
     async def new_session(self, cwd: str, **kw: Any) -> NewSessionResponse:
         assert self.conn is not None
         sid = f"s{len(self.publishers) + 1}"
-        pub = SessionPublisher(
-            Jitter(self.conn, self.rng), SessionLedger(sid, negotiated=self.negotiated, epoch="e")
-        )
+        sink = Jitter(self.conn, self.rng)
+        self.sinks.append(sink)
+        pub = SessionPublisher(sink, SessionLedger(sid, negotiated=self.negotiated, epoch="e"))
         if not self.lock:
             pub._lock = NoLock()  # type: ignore[assignment]  # the mutant
         self.publishers[sid] = pub
@@ -246,19 +256,28 @@ class Agent:
         turn = events[0].turn_id  # type: ignore[union-attr]
         for ev in events:  # the SDK consumer
             await pub.feed(ev)
-            await asyncio.sleep(self.rng.random() / 2000)
+            await yield_to_others(self.rng, 3)
         return await pub.outcome(turn)
 
 
+async def yield_to_others(rng: random.Random, most: int) -> None:
+    """Let the other ready tasks run 0..most times: a seeded interleaving, no clock involved."""
+    for _ in range(rng.randint(0, most)):
+        await asyncio.sleep(0)
+
+
 class Jitter:
-    """Sends through the real connection after a short random pause, so feeders interleave."""
+    """Sends through the real connection after yielding a seeded number of times, so feeders
+    interleave; counts the notifications it sent."""
 
     def __init__(self, conn: AgentSideConnection, rng: random.Random) -> None:
         self.conn, self.rng = conn, rng
+        self.sent = 0
 
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
-        await asyncio.sleep(self.rng.random() / 1000)
+        await yield_to_others(self.rng, 6)
         await self.conn.session_update(session_id, update, **kw)
+        self.sent += 1
 
 
 class NoLock:
@@ -289,10 +308,12 @@ async def _session_with_concurrent_feeders(
     rng = random.Random(seed)
     agent = Agent(rng, lock=lock)
     frames: list[dict[str, Any]] = []
+    arrived = asyncio.Event()
 
     def observe(ev: StreamEvent) -> None:
         if ev.direction == StreamDirection.INCOMING:
             frames.append(ev.message)
+            arrived.set()
 
     agent_end, client_end = acp._transport.memory_transport_pair()
     AgentSideConnection(agent, agent_end)  # type: ignore[arg-type]
@@ -309,22 +330,30 @@ async def _session_with_concurrent_feeders(
 
     async def auth_watcher() -> None:
         for i in range(12):
-            await asyncio.sleep(rng.random() / 500)
+            await yield_to_others(rng, 12)
             await pub.feed(AuthStatus(ok=i % 3 == 2))
 
     async def notices() -> None:
         for i in range(10):
-            await asyncio.sleep(rng.random() / 500)
+            await yield_to_others(rng, 12)
             await pub.feed(ModelFallback(content=(h.FALLBACK, "Switched to Sonnet 5")[i % 2]))
 
     async def replay() -> None:
         stored = _stored_history(9)
         for i in range(0, len(stored), 2):
-            await asyncio.sleep(rng.random() / 500)
+            await yield_to_others(rng, 12)
             await pub.feed(load_history(stored[i : i + 2]))
 
+    async def everything_sent_was_received() -> None:
+        (sink,) = agent.sinks
+        while sum(f.get("method") == "session/update" for f in frames) < sink.sent:
+            arrived.clear()
+            await arrived.wait()
+
     await asyncio.wait_for(asyncio.gather(sdk_consumer(), auth_watcher(), notices(), replay()), 30)
-    await asyncio.sleep(0.01)  # let the last notifications reach the client's reader
+    # the prompt responses are in (gather waited for them); the last notifications may still be
+    # on their way to the client's reader: wait until it has seen every one the agent sent
+    await asyncio.wait_for(everything_sent_was_received(), 30)
     return frames, agent
 
 
@@ -365,16 +394,34 @@ def _wire_records(frames: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
-def test_the_lock_is_what_keeps_them_in_order() -> None:
+PENDING_DELIVERY = re.compile(r"\w+ fed while \d+ planned send\(s\) await their outcome")
+
+
+def is_the_lock_mutants_failure(exc: BaseException) -> bool:
+    """The ledger refusing a feed while another feeder's sends are in flight: PendingDeliveryError
+    in a feeder task, or that error from the prompt handler as the client receives it (-32603)."""
+    if isinstance(exc, PendingDeliveryError):
+        return PENDING_DELIVERY.fullmatch(str(exc)) is not None
+    if isinstance(exc, RequestError):
+        details = exc.data.get("details") if isinstance(exc.data, dict) else None
+        return exc.code == -32603 and PENDING_DELIVERY.fullmatch(str(details)) is not None
+    return False
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_lock_is_what_keeps_them_in_order(seed: int) -> None:
     """Mutant: with the session lock replaced by a no-op, the same feeders overlap between plan
-    and commit (the ledger refuses them: PendingDeliveryError inside a handler or a task)."""
-    broken = 0
-    for seed in range(4):
-        try:
-            asyncio.run(_session_with_concurrent_feeders(seed, lock=False))
-        except Exception:  # acp.RequestError from the prompt handler, or a task's own error
-            broken += 1
-    assert broken == 4
+    and commit and the ledger refuses them: PendingDeliveryError, nothing else."""
+    with pytest.raises((PendingDeliveryError, RequestError)) as info:
+        asyncio.run(_session_with_concurrent_feeders(seed, lock=False))
+    assert is_the_lock_mutants_failure(info.value), repr(info.value)
+
+
+def test_the_mutant_check_rejects_other_failures() -> None:
+    assert is_the_lock_mutants_failure(PendingDeliveryError("ApiRetry fed while 1 planned send(s) await their outcome"))
+    assert not is_the_lock_mutants_failure(RuntimeError("ApiRetry fed while 1 planned send(s) await their outcome"))
+    assert not is_the_lock_mutants_failure(RequestError(-32603, "Internal error", {"details": "KeyError: 'p1'"}))
+    assert not is_the_lock_mutants_failure(LocalProtocolError("no planned send is waiting for its outcome"))
 
 
 # ------------------------------------------------------------------ sessions share nothing mutable

@@ -160,3 +160,179 @@ def test_an_unreachable_api_is_a_connection_failure_only_with_the_evidence() -> 
     assert refine_terminal(server_error, 500, True) is server_error  # the API answered
     assert refine_terminal(server_error, None, False) is server_error  # no retry evidence
     assert refine_terminal(CONDITIONS["rate_limit"], None, True).key == "rate_limit"
+
+
+# ---------------------------------------------------------------- exact values
+
+
+def test_a_row_is_built_with_the_legacy_code_of_its_recovery() -> None:
+    from lifecycle.conditions import Condition, _row
+
+    assert _row("k", "src", Category.ACCESS, (Action.LOGIN,), Recovery.AUTH_STATUS) == Condition(
+        "k", "src", Category.ACCESS, Severity.ERROR, (Action.LOGIN,), Recovery.AUTH_STATUS, -32000, ""
+    )
+    assert _row("w", "s", Category.SERVICE, (), Recovery.NEVER, Severity.WARNING, "n") == Condition(
+        "w", "s", Category.SERVICE, Severity.WARNING, (), Recovery.NEVER, -32603, "n"
+    )
+    for recovery in Recovery:
+        expected = -32000 if recovery is Recovery.AUTH_STATUS else -32603
+        assert _row("k", "s", Category.LIMIT, (), recovery).legacy_code == expected
+
+
+def test_legacy_codes_authentication_required_only_for_access_that_login_fixes() -> None:
+    auth = {k for k, c in CONDITIONS.items() if c.legacy_code == -32000}
+    assert auth == {"authentication_failed", "oauth_org_not_allowed", "verification_required", "login_required"}
+    assert {c.legacy_code for c in CONDITIONS.values()} == {-32000, -32603}
+
+
+def test_is_synthetic_failure_text() -> None:
+    from lifecycle.conditions import is_synthetic_failure_text, is_usage_limit_text
+
+    assert is_synthetic_failure_text("Not logged in · Please run /login") is True
+    assert is_synthetic_failure_text("Invalid API key · Please run /login") is True
+    assert is_synthetic_failure_text("Not logged in") is True
+    assert is_synthetic_failure_text("You've hit your 5-hour limit · resets 4:06pm (UTC)") is True
+    assert is_synthetic_failure_text("Your org is out of usage · contact your admin") is True
+    assert is_synthetic_failure_text("No response requested.") is False
+    assert is_synthetic_failure_text("API Error: 500 Internal server error") is False
+    assert is_usage_limit_text("You've hit your weekly limit") is True
+    assert is_usage_limit_text("Note: You've hit your limit") is False  # a prefix, not a substring
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "key"),
+    [
+        (None, "Please run /login", "login_required"),
+        (None, "Not logged in · Please run /login", "login_required"),
+        ("authentication_failed", "Invalid API key · Please run /login", "authentication_failed"),
+        # "run /login" wins over any kind but an authentication one (the reference's
+        # isLoginRequiredText; "Login expired · Run /login" arrives as invalid_request)
+        ("brand_new", "Not logged in · Please run /login", "login_required"),
+        ("invalid_request", "Login expired · Run /login to sign in again", "login_required"),
+        ("rate_limit", "API Error: 429 · try again after you log in", "rate_limit"),
+        (None, "Something else", "unrecognized_error"),
+        ("overloaded", "Prompt is too long", "context_limit"),
+        ("invalid_request", "API Error: 400 prompt is too long", "invalid_request"),  # a prefix, case-sensitive
+        (None, "Your seat type doesn't include usage credits", "usage_limit"),
+        ("unknown", "API Error", "unknown"),
+        ("account_on_hold", "x", "account_on_hold"),
+        ("cloud_credential_error", "x", "cloud_credential_error"),
+        ("verification_required", "x", "verification_required"),
+        ("oauth_org_not_allowed", "x", "oauth_org_not_allowed"),
+        ("billing_error", "x", "billing_error"),
+        ("max_output_tokens", "x", "max_output_tokens"),
+        ("model_not_found", "x", "model_not_found"),
+        ("server_error", "x", "server_error"),
+    ],
+)
+def test_classify_assistant_error_exactly(kind: str | None, text: str, key: str) -> None:
+    assert classify_assistant_error(kind, text).key == key
+
+
+@pytest.mark.parametrize(
+    ("subtype", "terminal", "key"),
+    [
+        ("error_max_turns", "prompt_too_long", "context_limit"),  # the terminal reason wins
+        (None, "prompt_too_long", "context_limit"),
+        ("success", None, "error_result"),
+        ("success", "completed", "error_result"),
+        (None, None, "error_result"),
+        (["error_max_turns"], None, "error_result"),
+        ("error_max_structured_output_retries", "x", "error_max_structured_output_retries"),
+    ],
+)
+def test_classify_result_exactly(subtype: object, terminal: object, key: str) -> None:
+    assert classify_result(subtype, terminal).key == key
+
+
+def test_refine_terminal_exactly() -> None:
+    from lifecycle.conditions import refine_terminal
+
+    for key in ("server_error", "unknown", "unrecognized_error"):
+        assert refine_terminal(CONDITIONS[key], None, True) is CONDITIONS["api_connection_failed"]
+        assert refine_terminal(CONDITIONS[key], 503, True) is CONDITIONS[key]
+        assert refine_terminal(CONDITIONS[key], None, False) is CONDITIONS[key]
+    for key in ("overloaded", "rate_limit", "invalid_request", "error_result"):
+        assert refine_terminal(CONDITIONS[key], None, True) is CONDITIONS[key]
+
+
+def test_retry_condition_exactly() -> None:
+    assert retry_condition(None, "rate_limit") == (CONDITIONS["api_retry_no_response"], Category.CONNECTION)
+    assert retry_condition(429, "rate_limit") == (CONDITIONS["api_retry"], Category.LIMIT)
+    assert retry_condition(400, "invalid_request") == (CONDITIONS["api_retry"], Category.REQUEST)
+    assert retry_condition(500, None) == (CONDITIONS["api_retry"], Category.SERVICE)
+    assert retry_condition(500, 7) == (CONDITIONS["api_retry"], Category.SERVICE)
+    assert retry_condition(0, "rate_limit") == (CONDITIONS["api_retry"], Category.LIMIT)  # 0 is a status
+
+
+def test_stop_reason_for_exactly() -> None:
+    assert stop_reason_for("cancelled", None) == "cancelled"
+    assert stop_reason_for("max_tokens", "aborted_tools") == "cancelled"
+    assert stop_reason_for("max_tokens", "not_aborted") == "max_tokens"
+    assert stop_reason_for(["max_tokens"], 5) == "end_turn"
+    assert stop_reason_for("stop_sequence", "completed") == "end_turn"
+
+
+def test_the_readme_table_header_and_rows_exactly() -> None:
+    lines = render_conditions_markdown().split("\n")
+    assert lines[0] == (
+        "| condition | Claude emits | category | severity | actions | recovery | legacy JSON-RPC | note |"
+    )
+    assert lines[1] == "| --- | --- | --- | --- | --- | --- | ---: | --- |"
+    assert lines[2] == (
+        "| `authentication_failed` | assistant `error` | `access` | `error` | `login` | `auth_status` | -32000 |  |"
+    )
+    assert "| `usage_limit` | synthetic usage/spend-limit message | `limit` | `error` | none | `real_model_answer` "\
+           "| -32603 | account quota |" in lines
+    assert lines[-1] == ""
+    assert len(lines) == len(CONDITIONS) + 3
+
+
+def test_every_row_written_out() -> None:
+    """The whole table: (category, severity, actions, recovery) per condition."""
+    table = {
+        k: (c.category.value, c.severity.value, [a.value for a in c.actions], c.recovery.value)
+        for k, c in CONDITIONS.items()
+    }
+    E, W = "error", "warning"
+    assert table == {
+        "authentication_failed": ("access", E, ["login"], "auth_status"),
+        "oauth_org_not_allowed": ("access", E, ["login"], "auth_status"),
+        "verification_required": ("access", E, ["login"], "auth_status"),
+        "login_required": ("access", E, ["login"], "auth_status"),
+        "account_on_hold": ("access", E, [], "confirmed_attempt"),
+        "cloud_credential_error": ("access", E, [], "confirmed_attempt"),
+        "usage_limit": ("limit", E, [], "real_model_answer"),
+        "billing_error": ("limit", E, [], "confirmed_attempt"),
+        "rate_limit": ("limit", E, ["retry"], "confirmed_attempt"),
+        "max_output_tokens": ("limit", E, ["new_session"], "confirmed_attempt"),
+        "context_limit": ("limit", E, ["new_session"], "confirmed_attempt"),
+        "error_max_budget_usd": ("limit", E, ["new_session"], "confirmed_attempt"),
+        "error_max_turns": ("limit", E, ["new_session"], "confirmed_attempt"),
+        "invalid_request": ("request", E, [], "confirmed_attempt"),
+        "model_not_found": ("request", E, [], "confirmed_attempt"),
+        "overloaded": ("service", E, ["retry"], "confirmed_attempt"),
+        "server_error": ("service", E, ["retry"], "confirmed_attempt"),
+        "unknown": ("service", E, ["retry"], "confirmed_attempt"),
+        "unrecognized_error": ("service", E, ["retry"], "confirmed_attempt"),
+        "error_result": ("service", E, ["retry"], "confirmed_attempt"),
+        "error_during_execution": ("service", E, ["retry"], "confirmed_attempt"),
+        "error_max_structured_output_retries": ("service", E, ["retry"], "confirmed_attempt"),
+        "missing_result": ("service", E, ["retry"], "confirmed_attempt"),
+        "internal_error": ("service", E, ["retry"], "confirmed_attempt"),
+        "api_connection_failed": ("connection", E, ["retry"], "confirmed_attempt"),
+        "query_error": ("connection", E, ["new_session"], "runtime_replaced"),
+        "worker_shutdown": ("connection", E, ["new_session"], "runtime_replaced"),
+        "api_retry": ("service", W, [], "confirmed_attempt"),
+        "api_retry_no_response": ("connection", W, [], "confirmed_attempt"),
+        "model_fallback": ("unknown", W, [], "never"),
+        "model_refusal_fallback": ("unknown", W, [], "never"),
+    }
+
+
+def test_condition_looks_up_a_row_or_raises() -> None:
+    from lifecycle.conditions import condition
+
+    assert condition("rate_limit") is CONDITIONS["rate_limit"]
+    with pytest.raises(KeyError):
+        condition("nope")

@@ -22,14 +22,17 @@ from lifecycle.events import (
     Assistant,
     Cancelled,
     Event,
+    InternalError,
+    PromptStarted,
     QueryEnded,
     QueryError,
     Result,
+    RuntimeReplaced,
     WorkerShuttingDown,
 )
 from lifecycle.incident import IncidentMachine
 from lifecycle.ledger import SessionLedger
-from lifecycle.session_flow import FLOW_EVENTS, SessionFlow, flow_transitions
+from lifecycle.session_flow import FLOW_EVENTS, FLOW_STATES, SessionFlow, flow_transitions
 from lifecycle.tools import diagrams
 from lifecycle.tools.diagrams import (
     BLOCKS,
@@ -38,6 +41,7 @@ from lifecycle.tools.diagrams import (
     block_files,
     blocks_in,
     cli_main,
+    edges,
     find_root,
     generated_blocks,
     marker_problems,
@@ -53,23 +57,45 @@ ROOT = Path(__file__).resolve().parent.parent
 # The SVGs need Graphviz's `dot` (README's test command and .ci/run install it): no skip.
 
 
-def _label(event: str, guards: tuple[str, ...]) -> str:
-    return event + (f" [{' and '.join(guards)}]" if guards else "")
-
-
-def test_every_declared_transition_is_drawn_with_its_event_and_guard() -> None:
+def test_every_declared_transition_is_drawn_once_with_its_event_guard_and_effects() -> None:
     for cls in (IncidentMachine, SessionFlow):
         mermaid, dot = render_mermaid(cls), render_dot(cls)
         declared = list(transitions(cls))
-        assert len(declared) == sum(len(list(t.events)) for s in cls.states for t in s.transitions)
-        for source, event, target, guards in declared:
-            assert f"    {source} --> {target} : {_label(event, guards)}\n" in mermaid
-            assert f'"{source}" -> "{target}" [label="{_label(event, guards)}"];' in dot
-        assert mermaid.count(" --> ") == len(declared) + 1 + sum(s.final for s in cls.states)
+        assert len(declared) == sum(len(list(t.events)) for s in cls.states_map.values() for t in s.transitions)
+        grouped = edges(cls)
+        assert sum(len(g) for g in grouped.values()) == len(declared)
+        for (source, target), group in grouped.items():
+            label = "<br/>".join(t.label for t in group)
+            assert mermaid.count(f"{source} --> {target} : {label}\n") == 1  # one edge per pair of states
+            assert "".join(t.label + "\\l" for t in group) in dot
+        # Every edge once, plus the initial arrows (one per compound too) and the final ones.
+        starts = 1 + sum(bool(s.states) for s in cls.states_map.values())
+        assert mermaid.count(" --> ") == len(grouped) + starts + sum(s.final for s in cls.states)
+        assert dot.count(" -> ") == len(grouped) + starts
     mermaid = render_mermaid(IncidentMachine)
     assert "[recovers_on_auth]" in mermaid and "[*] --> pending" in mermaid and "historical --> [*]" in mermaid
     page = diagrams.render_markdown("incident")
     assert "`recovers_on_auth` (`auth_status`)" in page  # the guard and the policy's wire name
+
+
+def test_the_session_flow_is_drawn_with_its_compound_state_and_its_effects() -> None:
+    mermaid, dot = render_mermaid(SessionFlow), render_dot(SessionFlow)
+    block = mermaid[mermaid.index("    state in_turn {") : mermaid.index("    }\n")]
+    assert "        [*] --> running\n" in block
+    assert "        running --> answered : real_answer / recover_answered\n" in block
+    # Transitions declared on in_turn itself are drawn once, from the compound, outside its block.
+    assert mermaid.count("in_turn --> cancelled : cancel / settle_cancelled\n") == 1
+    assert "in_turn --> idle : result_stop / settle_stop<br/>transport_lost / settle_runtime_loss\n" in mermaid
+    assert "cancelled --> " not in block and "idle --> in_turn : prompt / open_turn\n" in mermaid
+    assert "failing --> idle : result_success / settle_failure<br/>result_error / settle_failure<br/>" in mermaid
+    assert "answered --> idle : result_success / settle_stop, confirm_attempt<br/>" in mermaid
+    assert 'subgraph "cluster_in_turn" {' in dot and 'ltail="cluster_in_turn"' in dot
+    assert '"idle" -> "__start_in_turn" [label="prompt / open_turn\\l"];' in dot  # entering in_turn enters running
+    page = diagrams.render_markdown("session-flow")
+    assert "| `in_turn` (any of `running`, `answered`, `failing`) | `cancel` | - | `settle_cancelled` |" in page
+    in_turn = "| `in_turn` (any of `running`, `answered`, `failing`)"
+    assert f"{in_turn} | `result_stop` | - | `settle_stop` | `idle` |" in page
+    assert "asks it" in page and "lockstep" not in page and "only describes" not in page
 
 
 def test_rendering_is_deterministic_and_carries_no_paths_or_timestamps() -> None:
@@ -255,63 +281,73 @@ def test_every_machine_has_a_diagram() -> None:
 
 # ---------------------------------------------------------------------------- the session flow is true
 
-#: flow event -> the ledger event that is it (None: an event that is not a flow transition)
-_EVENTS: dict[str, Event | None] = {
-    "prompt": None,  # built per turn (fresh ids)
-    "api_retry": ApiRetry(attempt=1, max_retries=3, error_status=529, error="overloaded"),
-    "real_answer": Assistant(text="Hello", model="claude-opus-5-5"),
-    "local_command": Assistant(text="No response requested.", model="<synthetic>"),
-    "claude_failure": Assistant(text="Invalid API key · Please run /login", model="<synthetic>",
-                                error="authentication_failed"),
-    "result_success": Result(subtype="success", is_error=False, stop_reason="end_turn"),
-    "result_error": Result(subtype="error_during_execution", is_error=True),
-    "cancel": Cancelled(),
-    "runtime_lost": QueryError(message="boom"),
-    "worker_shutting_down": WorkerShuttingDown(reason="idle"),
-    "query_end": QueryEnded(),
+#: an input the ledger takes -> (its events, the flow event the contract makes of it; None: no turn event)
+_INPUTS: dict[str, tuple[tuple[Event, ...], str | None]] = {
+    "prompt": ((), "prompt"),  # built per turn (fresh ids)
+    "api_retry": ((ApiRetry(attempt=1, max_retries=3, error_status=529, error="overloaded"),), "api_retry"),
+    "real_answer": ((Assistant(text="Hello", model="claude-opus-5-5"),), "real_answer"),
+    "local_command": ((Assistant(text="No response requested.", model="<synthetic>"),), None),
+    "claude_failure": (
+        (Assistant(text="Invalid API key · Please run /login", model="<synthetic>", error="authentication_failed"),),
+        "claude_failure",
+    ),
+    "result_success": ((Result(subtype="success", is_error=False, stop_reason="end_turn"),), "result_success"),
+    "result_max_tokens": ((Result(subtype="success", is_error=True, stop_reason="max_tokens"),), "result_stop"),
+    "result_refusal": ((Result(subtype="success", is_error=True, stop_reason="refusal"),), "result_stop"),
+    "result_error": ((Result(subtype="error_during_execution", is_error=True),), "result_error"),
+    "cancel": ((Cancelled(),), "cancel"),
+    "query_error": ((QueryError(message="boom"),), "transport_lost"),
+    "worker_shutdown_eof": ((WorkerShuttingDown(reason="idle"), QueryEnded()), "transport_lost"),
+    "query_end": ((QueryEnded(),), "stream_ended"),  # without a worker shutdown: the stream ended
+    "internal_error": ((InternalError(),), "internal_error"),
+    "runtime_replaced": ((RuntimeReplaced(),), None),
 }
 
 
 def test_the_flow_alphabet_is_the_ledgers() -> None:
-    assert set(FLOW_EVENTS) <= set(_EVENTS)
-    assert set(flow_transitions().values()) == {s.id for s in SessionFlow.states}
+    assert {flow for _, flow in _INPUTS.values() if flow} == set(FLOW_EVENTS)
+    assert set(flow_transitions().values()) == set(FLOW_STATES)
+    assert set(FLOW_STATES) == {s.id for s in SessionFlow.states_map.values() if not s.states}
+
+
+class _FlowModel:
+    """What a ``SessionFlow`` instance writes: its state and the effects its actions name."""
+
+    def __init__(self) -> None:
+        self.effects: list[str] = []
 
 
 @given(
     negotiated=st.booleans(),
-    script=st.lists(st.sampled_from(sorted(_EVENTS)), max_size=30),
+    script=st.lists(st.sampled_from(sorted(_INPUTS)), max_size=30),
 )
 def test_the_session_flow_machine_predicts_the_ledgers_turn(negotiated: bool, script: list[str]) -> None:
-    """Drive a real ledger and a real ``SessionFlow`` instance with the same events: the flow's
-    state is the ledger's turn state after every event (an event the flow has no transition for
-    must not change the ledger's turn either)."""
+    """Drive a real ledger and a real ``SessionFlow`` instance with the same inputs: the flow's
+    leaf state is the ledger's turn state after every input (an input the flow has no transition
+    for, or that is no turn event at all, must not move the ledger's turn either)."""
     ledger = SessionLedger("s1", negotiated=negotiated, epoch="e1")
-    flow = SessionFlow()
-    turns = 0
+    flow = SessionFlow(model=_FlowModel())
+    turns, stopping = 0, False  # stopping: the worker announced its shutdown (until the runtime is replaced)
     for name in script:
-        event = _EVENTS[name]
+        events, flow_event = _INPUTS[name]
         if name == "prompt":
             turns += 1
-            event = _prompt(turns)
-        if name == "query_end":
-            name = "runtime_lost"  # EOF is the query ending, like a throw
-        assert event is not None
+            events = (PromptStarted(turn_id=f"t{turns}"),)
+        stopping = (stopping or name == "worker_shutdown_eof") and name != "runtime_replaced"
+        if name == "query_end" and stopping:
+            flow_event = "transport_lost"  # the EOF of a worker that announced its shutdown
         before = ledger_flow_state(ledger)
-        try:
-            ledger.feed(event)
-        except LocalProtocolError:
-            assert name == "prompt" and before != "idle"
-        while ledger.next_outbound() is not None:
-            ledger.delivered()
-        if name in FLOW_EVENTS and name in [str(e.id) for e in flow.allowed_events]:
-            flow.send(name)
-        elif name in FLOW_EVENTS:
+        for event in events:
+            try:
+                ledger.feed(event)
+            except LocalProtocolError:
+                assert name == "prompt" and before not in ("idle", "cancelled")
+            while ledger.next_outbound() is not None:
+                ledger.delivered()
+        if flow_event is not None and flow_event in [str(e.id) for e in flow.allowed_events]:
+            flow.send(flow_event)
+        elif flow_event is not None:
             with pytest.raises(TransitionNotAllowed):
-                flow.send(name)
-        assert ledger_flow_state(ledger) == next(iter(flow.configuration_values)), (name, script)
-
-
-def _prompt(n: int) -> Event:
-    from lifecycle.events import PromptStarted
-
-    return PromptStarted(turn_id=f"t{n}")
+                flow.send(flow_event)
+        leaf = [s.id for s in flow.configuration if not s.states]
+        assert [ledger_flow_state(ledger)] == leaf, (name, script)

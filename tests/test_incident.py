@@ -304,3 +304,93 @@ def test_as_machine_is_a_real_instance_that_leaves_the_incident_alone() -> None:
     assert {str(e.id) for e in sm.allowed_events} >= {"runtime_replaced"}
     sm.send("runtime_replaced")
     assert sm.is_terminated and inc.state == "failed"
+
+
+# ---------------------------------------------------------------- exact values
+
+
+def test_a_new_incident_exactly() -> None:
+    inc = Incident("t1:error", "t1")
+    assert (inc.id, inc.turn_id, inc.revision, inc.state) == ("t1:error", "t1", 0, "pending")
+    assert (inc.condition, inc.category, inc.record, inc.replayed) == (None, None, None, False)
+    assert inc.recovery is Recovery.CONFIRMED_ATTEMPT
+    assert inc.active is False
+    assert repr(inc) == "Incident('t1:error', state='pending', revision=0, recovery=confirmed_attempt)"
+
+
+def test_a_copy_has_every_field_and_is_another_object() -> None:
+    inc = Incident("s1:e1:3", None)
+    inc.state, inc.revision, inc.recovery, inc.replayed = "failed", 4, Recovery.AUTH_STATUS, True
+    inc.condition, inc.category = CONDITIONS["authentication_failed"], Category.ACCESS
+    copy = inc.copy()
+    assert copy is not inc
+    assert {n: getattr(copy, n) for n in Incident.__slots__} == {n: getattr(inc, n) for n in Incident.__slots__}
+
+
+def test_fire_returns_source_and_target() -> None:
+    answers = MachineAnswers()
+    inc = Incident("t1:error", "t1")
+    assert answers.fire(inc, "warn") == ("pending", "retrying")
+    assert answers.fire(inc, "fail") == ("retrying", "failed")
+    assert answers.fire(inc, "confirmed_attempt") == ("failed", "historical")
+    assert len(answers) == 3
+
+
+def test_as_machine_forwards_transitions_to_its_listeners() -> None:
+    rec = Recorder()
+    inc = Incident("t1:error", "t1")
+    inc.state, inc.recovery, inc.revision = "failed", Recovery.AUTH_STATUS, 2
+    sm = inc.as_machine(listeners=[TransitionListener(rec, "s1")])
+    sm.send("auth_succeeded")
+    assert rec.seen == [("t1:error", "failed", "historical", "auth_succeeded", 2)]
+    assert inc.state == "failed"
+
+
+class _SessionRecorder:
+    def __init__(self) -> None:
+        self.seen: list[dict[str, object]] = []
+
+    def transition(self, **fields: object) -> None:
+        self.seen.append(fields)
+
+    def note(self, what: str, **fields: object) -> None:  # pragma: no cover - unused here
+        pass
+
+
+def test_the_transition_listener_reports_every_field_and_never_the_initial_activation() -> None:
+    rec = _SessionRecorder()
+    inc = Incident("t1:error", "t1")
+    inc.state = None  # type: ignore[assignment]  # a fresh model: the machine activates its initial state
+    sm = IncidentMachine(model=inc, state_field="state", listeners=[TransitionListener(rec, "session-7")])
+    assert inc.state == "pending" and rec.seen == []
+    inc.revision = 1
+    sm.send("notify")
+    assert rec.seen == [
+        {"session_id": "session-7", "incident_id": "t1:error", "source": "pending", "target": "noticed",
+         "event": "notify", "revision": 1}
+    ]
+
+
+class _Lenient(IncidentMachine):
+    """A machine that ignores events it has no transition for, instead of refusing them."""
+
+    allow_event_without_transition = True
+
+
+def test_a_machine_that_neither_moves_nor_refuses_is_not_pure() -> None:
+    answers = MachineAnswers(_Lenient)
+    inc = Incident("t1:error", "t1")
+    with pytest.raises(InvalidDefinition) as info:
+        answers.fire(inc, "auth_succeeded")
+    assert str(info.value) == (
+        "_Lenient is not pure on 'auth_succeeded' from 'pending': it changed nothing else and reported []; "
+        "its answers cannot be reused"
+    )
+    assert inc.state == "pending" and len(answers) == 0
+
+
+def test_an_impure_machine_names_what_it_changed() -> None:
+    answers = MachineAnswers(_ImpureMachine)
+    with pytest.raises(InvalidDefinition) as info:
+        answers.fire(Incident("t1:error", "t1"), "fail")
+    assert "it changed ['revision'] and reported [('pending', 'failed')]" in str(info.value)

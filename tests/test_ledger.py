@@ -31,6 +31,7 @@ from lifecycle import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
+from lifecycle.claude import from_sdk_exception
 from lifecycle.conditions import Recovery
 
 RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
@@ -98,13 +99,29 @@ def test_session_scoped_incidents_use_epoch_and_sequence_and_notices_their_own_n
 
 
 def test_consecutive_updates_for_the_same_notice_reuse_its_id() -> None:
+    # Spec: "Consecutive updates for the same notice may reuse one id and increment its revision";
+    # the reference reuses it only for the same text (contract parity, item 3).
     s = Session()
-    s.feed(ModelFallback(content="Switched to Opus 5"), ModelFallback(content="Switched to Sonnet 5"))
+    s.feed(ModelFallback(content="Switched to Opus 5"), ModelFallback(content="Switched to Opus 5"))
     assert [(r.id, r.revision) for r in s.records] == [("s1:notice:e1:1", 1), ("s1:notice:e1:1", 2)]
-    # Not consecutive any more once something else was shown: a new notice, the old one retired.
-    s.feed(PromptStarted(turn_id="t1"), answer(), ModelFallback(content="Switched again"))
-    assert s.records[-1].id == "s1:notice:e1:2"
-    assert s.active_ids == ["s1:notice:e1:2"]
+    # Different text is a new occurrence; the older notice is not retired by it.
+    s.feed(ModelFallback(content="Switched to Sonnet 5"))
+    assert (s.records[-1].id, s.records[-1].revision) == ("s1:notice:e1:2", 1)
+    # Not consecutive any more once something else was shown: the same text is a new notice.
+    s.feed(PromptStarted(turn_id="t1"), answer(), ModelFallback(content="Switched to Sonnet 5"))
+    assert (s.records[-1].id, s.records[-1].revision) == ("s1:notice:e1:3", 1)
+    assert s.active_ids == ["s1:notice:e1:1", "s1:notice:e1:2", "s1:notice:e1:3"]
+
+
+def test_active_notices_are_bounded_the_newest_stay() -> None:
+    from lifecycle.ledger import MAX_ACTIVE_NOTICES
+
+    s = Session()
+    for n in range(MAX_ACTIVE_NOTICES + 3):
+        s.feed(ModelFallback(content=f"Switched to model {n}"))
+    assert len(s.active_ids) == MAX_ACTIVE_NOTICES
+    assert s.active_ids[-1] == f"s1:notice:e1:{MAX_ACTIVE_NOTICES + 3}"
+    assert s.active_ids[0] == "s1:notice:e1:4"  # the three oldest were let go, nothing was published
 
 
 def test_a_prompt_cannot_reuse_the_id_of_an_active_failure() -> None:
@@ -263,10 +280,43 @@ def test_publishing_another_incident_is_not_evidence_that_an_older_one_recovered
 
 
 def test_the_sdk_result_error_after_an_error_result_is_not_a_second_incident() -> None:
+    # The SDK raises ResultError right after yielding the error result: the Claude edge turns it
+    # into the result it repeats, which no running turn takes (recognised by what it is).
+    class ResultError(Exception):  # the SDK's class is matched by name, like the real one
+        subtype, result, errors, api_error_status, terminal_reason = "success", RATE, [], 429, "api_error"
+
     s = Session()
     failed_turn(s, "t1")
-    s.feed(QueryError(message="Claude Code returned an error result"))
+    s.feed(from_sdk_exception(ResultError()))
     assert [r.id for r in s.records] == ["t1:error"]
+    assert "result_outside_turn" in [what for what, _ in s.observed.notes]
+
+
+def test_a_transport_loss_after_an_error_result_is_a_connection_failure_until_replacement() -> None:
+    # Contract parity rule 6 (reference: transport_lost -> connection, ["new_session"]): a loss
+    # after the turn's error result is never swallowed as if it were the SDK's ResultError.
+    s = Session()
+    failed_turn(s, "t1")
+    s.feed(QueryError(message="ProcessTransport is not ready for writing"))
+    lost = s.records[-1]
+    assert (lost.id, lost.category.value, [a.value for a in lost.actions]) == ("s1:e1:1", "connection", ["new_session"])
+    s.feed(PromptStarted(turn_id="t2"))
+    assert "s1:e1:1" in s.active_ids  # a new prompt is not a new runtime
+    s.feed(RuntimeReplaced())
+    assert "s1:e1:1" not in s.active_ids
+
+
+def test_a_transport_loss_between_claudes_failure_and_its_result_is_a_connection_failure() -> None:
+    s = Session()
+    s.feed(PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), QueryError(message="EPIPE"))
+    record = s.records[-1]
+    assert (record.id, record.category.value, [a.value for a in record.actions]) == (
+        "t1:error",
+        "connection",
+        ["new_session"],
+    )
+    settled = [m for m in s.sent if isinstance(m, PromptResponseOut)]
+    assert [(m.turn_id, m.stop_reason) for m in settled] == [("t1", "end_turn")]
 
 
 def test_an_internal_error_is_a_retryable_service_failure() -> None:
@@ -348,21 +398,26 @@ def test_memory_is_bounded_by_active_incidents_not_by_history() -> None:
     assert large <= 2 * max(small, 4096)
 
 
-def test_a_refused_event_changes_nothing_not_even_the_result_error_expectation() -> None:
+def test_a_refused_prompt_changes_nothing() -> None:
     s = Session()
     failed_turn(s, "t1")
+    before = (s.ledger.flow, s.ledger.active, s.ledger.turn)
     with pytest.raises(LocalProtocolError):
         s.feed(PromptStarted(turn_id="t1"))  # refused: the id's failure is still active
-    s.feed(QueryError(message="Claude Code returned an error result"))  # the SDK's ResultError
-    assert [r.id for r in s.records] == ["t1:error"]
+    assert (s.ledger.flow, s.ledger.active, s.ledger.turn) == before
+    with pytest.raises(LocalProtocolError):
+        s.feed(PromptStarted(turn_id="t2"), PromptStarted(turn_id="t3"))  # a second concurrent prompt
+    assert s.ledger.flow == "running" and s.ledger.turn is not None and s.ledger.turn.turn_id == "t2"
 
 
-def test_an_adapter_event_between_the_error_result_and_the_sdks_result_error_changes_nothing() -> None:
+def test_adapter_events_after_an_error_result_leave_a_later_loss_a_connection_failure() -> None:
+    # No timing guess any more (contract parity rule 6): an authenticate and a stray cancel between
+    # the error result and a transport loss do not make the loss the SDK's ResultError.
     s = Session()
     failed_turn(s, "t1")
     s.feed(AuthStatus(ok=True), Cancelled())  # an ACP authenticate, a stray cancel
-    s.feed(QueryError(message="Claude Code returned an error result"))
-    assert [r.id for r in s.records] == ["t1:error"]
+    s.feed(QueryError(message="ProcessTransport is not ready for writing"))
+    assert [(r.id, r.category.value) for r in s.records] == [("t1:error", "limit"), ("s1:e1:1", "connection")]
 
 
 def test_an_internal_error_after_claudes_failure_text_settles_with_claudes_failure() -> None:
@@ -370,3 +425,505 @@ def test_an_internal_error_after_claudes_failure_text_settles_with_claudes_failu
     s.feed(PromptStarted(turn_id="t1"), synthetic("Invalid API key · Please run /login", "authentication_failed"))
     out = s.feed(InternalError())
     assert isinstance(out[-1], PromptErrorOut) and out[-1].code == -32000
+
+
+# ---------------------------------------------------------------- exact wire output
+# What the client receives, written out as JSON-RPC literals (FORMAT.md: the record at
+# _meta.jetbrains.air.sessionFailure next to version 1; a turn-terminal failure on the
+# PromptResponse with stopReason end_turn; everything else on a session_info_update; a legacy
+# client gets the JSON-RPC error).
+
+QUERY_ERROR_TITLE = "The connection to Claude Code was lost. Send a message to restart it, or start a new session."
+WORKER_TITLE = "Claude Code shut down. Send a message to restart it, or start a new session."
+MISSING_TITLE = "Claude Code ended the turn without a result. Try again."
+INTERNAL_TITLE = "The adapter hit an internal error. Try again."
+NO_MESSAGE_TITLE = "Claude Code reported an error without a message. Try again."
+
+
+def rec(
+    id_: str, revision: int, category: str, severity: str, title: str, actions: list[str], details: str | None = None
+) -> dict[str, object]:
+    out: dict[str, object] = {"id": id_, "revision": revision, "category": category, "severity": severity}
+    out["title"] = title
+    if details is not None:
+        out["details"] = details
+    out["actions"] = actions
+    return out
+
+
+def info(record: dict[str, object], session: str = "s1") -> dict[str, object]:
+    meta = {"jetbrains": {"air": {"version": 1, "sessionFailure": record}}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session, "update": {"sessionUpdate": "session_info_update", "_meta": meta}},
+    }
+
+
+def ends_turn(turn: str, record: dict[str, object]) -> dict[str, object]:
+    meta = {"jetbrains": {"air": {"version": 1, "sessionFailure": record}}}
+    return {"jsonrpc": "2.0", "id": turn, "result": {"stopReason": "end_turn", "_meta": meta}}
+
+
+def settled(turn: str, stop: str) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": turn, "result": {"stopReason": stop}}
+
+
+def legacy_error(turn: str, code: int, message: str, error_kind: str | None = None) -> dict[str, object]:
+    # The reference adapter's legacy errors (contract parity item 8): "Internal error: <Claude's
+    # text>" with data {"errorKind": <SDK kind>} when there is one; -32000 with no data.
+    error: dict[str, object] = {"code": code, "message": message}
+    if error_kind is not None:
+        error["data"] = {"errorKind": error_kind}
+    return {"jsonrpc": "2.0", "id": turn, "error": error}
+
+
+def agent_text(text: str) -> dict[str, object]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+                                                 "content": {"type": "text", "text": text}}},
+    }
+
+
+def wire(s: Session, *events: object) -> list[dict[str, object]]:
+    return [m.to_jsonrpc() for m in s.feed(*events)]  # type: ignore[arg-type]
+
+
+def test_retry_warnings_then_the_terminal_error_exactly() -> None:
+    s = Session()
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        retry(1),
+        retry(2, None, "unknown"),
+        synthetic(RATE, "rate_limit"),
+        error_result(RATE),
+    )
+    assert got == [
+        info(rec("t1:error", 1, "limit", "warning", "Retrying Claude, attempt 1 of 10.", [])),
+        info(rec("t1:error", 2, "connection", "warning", "Reconnecting to Claude, attempt 2 of 10.", [])),
+        ends_turn("t1", rec("t1:error", 3, "limit", "error", RATE, ["retry"])),
+    ]
+    assert s.observed.transitions == [
+        {"session_id": "s1", "incident_id": "t1:error", "source": "pending", "target": "retrying",
+         "event": "warn", "revision": 1},
+        {"session_id": "s1", "incident_id": "t1:error", "source": "retrying", "target": "retrying",
+         "event": "warn", "revision": 2},
+        {"session_id": "s1", "incident_id": "t1:error", "source": "retrying", "target": "failed",
+         "event": "fail", "revision": 3},
+    ]
+    assert [(a.id, a.state, a.revision, a.recovery, a.category.value) for a in s.ledger.active] == [
+        ("t1:error", "failed", 3, Recovery.CONFIRMED_ATTEMPT, "limit")
+    ]
+
+
+def test_a_long_failure_text_carries_details_on_the_wire() -> None:
+    long = "API Error: 500 " + "x" * 200 + ". " + "y" * 400
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(long, "server_error"), error_result(long, 500))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "API Error: 500 " + "x" * 200 + ".",
+                                       ["retry"], details=long))]
+    # A short one has no details key at all.
+    s = Session()
+    record = wire(s, PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), error_result(RATE))[0]
+    assert "details" not in record["result"]["_meta"]["jetbrains"]["air"]["sessionFailure"]  # type: ignore[index]
+
+
+def test_an_unreachable_api_after_retries_without_a_response_is_a_connection_failure() -> None:
+    text = "API Error: Connection error."
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
+               error_result(text, None))
+    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "connection", "error", text, ["retry"]))
+    # With an HTTP status the API answered: a service failure.
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
+               error_result(text, 500))
+    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
+    # Retries that did get a response are no evidence.
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), retry(1, 500, "server_error"), synthetic(text, "server_error"),
+               error_result(text, None))
+    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
+
+
+def test_a_retry_without_a_response_is_remembered_across_later_retries() -> None:
+    text = "API Error: Connection error."
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), retry(2, 500, "server_error"),
+               synthetic(text, "server_error"), error_result(text, None))
+    assert got[-1] == ends_turn("t1", rec("t1:error", 3, "connection", "error", text, ["retry"]))
+
+
+PROMPT_400 = "API Error: 400 prompt is too long: 250000 tokens > 200000 maximum"
+
+
+def test_an_invalid_request_whose_result_says_prompt_too_long_is_the_context_limit() -> None:
+    s = Session()
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        synthetic(PROMPT_400, "invalid_request"),
+        Result(subtype="success", is_error=True, result=PROMPT_400, api_error_status=400,
+               terminal_reason="prompt_too_long"),
+    )
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", PROMPT_400, ["new_session"]))]
+    # Another terminal reason leaves the invalid request as it is.
+    s = Session()
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        synthetic(PROMPT_400, "invalid_request"),
+        Result(subtype="success", is_error=True, result=PROMPT_400, api_error_status=400, terminal_reason="api_error"),
+    )
+    assert got == [ends_turn("t1", rec("t1:error", 1, "request", "error", PROMPT_400, []))]
+    # prompt_too_long refines only an invalid request, never another kind.
+    s = Session()
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        synthetic(RATE, "rate_limit"),
+        Result(subtype="success", is_error=True, result=RATE, terminal_reason="prompt_too_long"),
+    )
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", RATE, ["retry"]))]
+
+
+def test_an_error_result_alone_says_prompt_too_long() -> None:
+    s = Session()
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        Result(subtype="success", is_error=True, result="Prompt is too long", terminal_reason="prompt_too_long"),
+    )
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", "Prompt is too long", ["new_session"]))]
+
+
+def test_the_title_falls_back_from_claudes_message_to_the_result_then_its_errors() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
+               Result(subtype="success", is_error=True, result="Overloaded, from the result", errors=("e1",)))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "Overloaded, from the result", ["retry"]))]
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
+               Result(subtype="success", is_error=True, result=None, errors=("first", "second")))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "first; second", ["retry"]))]
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
+               Result(subtype="success", is_error=True))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", NO_MESSAGE_TITLE, ["retry"]))]
+
+
+def test_an_error_result_without_claudes_message() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"),
+               Result(subtype="error_max_turns", is_error=True, errors=("Reached maximum number of turns (2)",)))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", "Reached maximum number of turns (2)",
+                                       ["new_session"]))]
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="success", is_error=True, result="Server said no",
+                                                      errors=("ignored",)))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "Server said no", ["retry"]))]
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", NO_MESSAGE_TITLE, ["retry"]))]
+
+
+def test_a_synthetic_login_message_without_an_error_kind_is_an_access_failure() -> None:
+    text = "Not logged in · Please run /login"
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(text, None),
+               Result(subtype="success", is_error=False, result=text))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "access", "error", text, ["login"]))]
+    assert s.ledger.active[0].recovery is Recovery.AUTH_STATUS
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(text, None),
+               Result(subtype="success", is_error=False, result=text))
+    assert got == [agent_text(text), legacy_error("t1", -32000, "Authentication required")]
+
+
+def test_a_synthetic_usage_limit_without_an_error_kind_is_a_limit() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(LIMIT, None), OK)
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", LIMIT, []))]
+    assert s.ledger.active[0].recovery is Recovery.REAL_MODEL_ANSWER
+
+
+def test_model_text_that_quotes_a_login_hint_is_not_a_failure() -> None:
+    s = Session()
+    text = "To fix it, please run /login in your terminal."
+    got = wire(s, PromptStarted(turn_id="t1"), answer(text), OK)
+    assert got == [agent_text(text), settled("t1", "end_turn")]
+    # Nor is a synthetic message without a failure marker.
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("No response requested.", None), OK)
+    assert got == [agent_text("No response requested."), settled("t1", "end_turn")]
+
+
+def test_the_first_failure_of_a_turn_decides_it() -> None:
+    s = Session()
+    auth = "Invalid API key · Please run /login"
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), synthetic(auth, "authentication_failed"),
+               error_result(auth))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", RATE, ["retry"]))]
+
+
+def test_a_failure_message_outside_a_turn_is_a_background_incident() -> None:
+    s = Session(epoch="ep")
+    got = wire(s, synthetic(RATE, "rate_limit"))
+    assert got == [info(rec("s1:ep:1", 1, "limit", "error", RATE, ["retry"]))]
+    s = Session(epoch="ep")
+    got = wire(s, synthetic("", "overloaded"))
+    assert got == [info(rec("s1:ep:1", 1, "service", "error", NO_MESSAGE_TITLE, ["retry"]))]
+
+
+def test_a_subagent_failure_changes_nothing() -> None:
+    s = Session()
+    sub = Assistant(text=RATE, model="<synthetic>", error="rate_limit", top_level=False)
+    got = wire(s, PromptStarted(turn_id="t1"), sub, Assistant(text="sub answer", model="m", top_level=False), OK)
+    assert got == [settled("t1", "end_turn")]
+
+
+def test_legacy_failures_forward_claudes_text_then_the_json_rpc_error() -> None:
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), retry(1), synthetic(RATE, "rate_limit"), error_result(RATE))
+    assert got == [agent_text(RATE), legacy_error("t1", -32603, f"Internal error: {RATE}", "rate_limit")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"), Result(subtype="success", is_error=True))
+    assert got == [legacy_error("t1", -32603, "Internal error", "overloaded")]  # Claude said nothing
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), QueryError(message="boom"))
+    assert got == [legacy_error("t1", -32603, "Internal error", "transport_lost")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), WorkerShuttingDown(reason="idle"), QueryEnded())
+    assert got == [legacy_error("t1", -32603, "Internal error", "worker_shutdown")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), QueryEnded())
+    assert got == [legacy_error("t1", -32603, f"Internal error: {MISSING_TITLE}", "no_result")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_max_turns", is_error=True,
+                                                     errors=("Reached maximum number of turns (2)",)))
+    assert got == [legacy_error("t1", -32603, "Internal error: Reached maximum number of turns (2)")]
+
+
+def test_legacy_background_failures_are_not_shown_and_are_noted() -> None:
+    s = Session(negotiated=False)
+    assert wire(s, QueryError(message="boom"), InternalError(), synthetic(RATE, "rate_limit"),
+                ModelFallback(content="Switched")) == [agent_text(RATE)]
+    assert s.observed.notes == [
+        ("background_failure_legacy_not_shown", {"session_id": "s1", "condition": "query_error"}),
+        ("background_failure_legacy_not_shown", {"session_id": "s1", "condition": "internal_error"}),
+        ("background_failure_legacy_not_shown", {"session_id": "s1", "condition": "rate_limit"}),
+        ("model_fallback_legacy_not_shown", {"session_id": "s1"}),
+    ]
+    assert s.ledger.active == ()
+
+
+# ---------------------------------------------------------------- runtime loss, exactly
+
+
+def test_transport_loss_in_a_turn_exactly() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), QueryError(message="ProcessTransport is not ready"))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+    assert [(a.id, a.recovery) for a in s.ledger.active] == [("t1:error", Recovery.RUNTIME_REPLACED)]
+    # The runtime's loss is shown once: the next idle loss adds nothing.
+    assert wire(s, QueryError(message="again"), QueryEnded()) == []
+
+
+def test_worker_shutdown_in_a_turn_exactly() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), WorkerShuttingDown(reason="idle"), QueryEnded())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "connection", "error", WORKER_TITLE, ["new_session"]))]
+
+
+def test_eof_without_a_result_exactly_and_it_is_not_a_runtime_loss() -> None:
+    s = Session(epoch="ep")
+    got = wire(s, PromptStarted(turn_id="t1"), answer("partial"), QueryEnded())
+    assert got == [agent_text("partial"), ends_turn("t1", rec("t1:error", 1, "service", "error", MISSING_TITLE,
+                                                              ["retry"]))]
+    assert s.ledger.active[0].recovery is Recovery.CONFIRMED_ATTEMPT
+    # A missing result did not lose the runtime: a later transport loss is shown.
+    got = wire(s, QueryError(message="boom"))
+    assert got == [info(rec("s1:ep:1", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+
+
+def test_eof_after_claudes_failure_message_settles_with_it() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), QueryEnded())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", RATE, ["retry"]))]
+
+
+def test_idle_transport_loss_exactly_once_per_runtime() -> None:
+    s = Session(epoch="ep")
+    got = wire(s, QueryError(message="boom"))
+    assert got == [info(rec("s1:ep:1", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+    assert wire(s, QueryError(message="again")) == []  # already shown
+    assert wire(s, RuntimeReplaced()) == [] and s.ledger.active == ()
+    got = wire(s, QueryError(message="the new runtime died too"))
+    assert got == [info(rec("s1:ep:2", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+
+
+def test_idle_worker_shutdown_exactly_and_replacement_forgets_it() -> None:
+    s = Session(epoch="ep")
+    got = wire(s, WorkerShuttingDown(reason="idle"), QueryEnded())
+    assert got == [info(rec("s1:ep:1", 1, "connection", "error", WORKER_TITLE, ["new_session"]))]
+    wire(s, RuntimeReplaced())
+    # The new runtime is not shutting down: its missing result is a missing result.
+    got = wire(s, PromptStarted(turn_id="t1"), QueryEnded())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", MISSING_TITLE, ["retry"]))]
+
+
+def test_a_normal_eof_while_idle_shows_nothing() -> None:
+    s = Session()
+    assert wire(s, QueryEnded()) == []
+    assert wire(s, PromptStarted(turn_id="t1"), answer(), OK, QueryEnded()) == [agent_text("Hello"),
+                                                                               settled("t1", "end_turn")]
+    assert s.ledger.active == ()
+
+
+def test_runtime_generations_count_every_replacement() -> None:
+    s = Session()
+    s.feed(RuntimeReplaced(), RuntimeReplaced())
+    assert s.ledger.runtime == 2
+    assert s.ledger.process(AuthStatus(ok=True), lambda m: None, runtime=1) is False
+    assert s.ledger.process(AuthStatus(ok=True), lambda m: None, runtime=0) is False
+    assert s.ledger.process(AuthStatus(ok=True), lambda m: None, runtime=2) is True
+    assert s.observed.notes == [
+        ("stale_runtime_event_refused", {"session_id": "s1", "event_type": "AuthStatus", "runtime": 1}),
+        ("stale_runtime_event_refused", {"session_id": "s1", "event_type": "AuthStatus", "runtime": 0}),
+    ]
+
+
+def test_a_stale_event_changes_nothing() -> None:
+    s = Session()
+    s.feed(PromptStarted(turn_id="t1"), QueryError(message="x"), RuntimeReplaced(), PromptStarted(turn_id="t2"))
+    assert s.feed(answer("stale"), runtime=0) == []
+    assert s.feed(Result(subtype="success", is_error=False), runtime=0) == []
+    assert s.ledger.turn is not None and (s.ledger.turn.turn_id, s.ledger.turn.settled) == ("t2", False)
+    assert s.observed.notes[-1] == (
+        "stale_runtime_event_refused", {"session_id": "s1", "event_type": "Result", "runtime": 0}
+    )
+
+
+# ---------------------------------------------------------------- internal errors, exactly
+
+
+def test_an_internal_error_in_a_turn_exactly() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), InternalError())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", INTERNAL_TITLE, ["retry"]))]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), InternalError())
+    assert got == [legacy_error("t1", -32603, f"Internal error: {INTERNAL_TITLE}")]
+
+
+def test_an_internal_error_after_claudes_failure_uses_claudes_text() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), InternalError())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", RATE, ["retry"]))]
+
+
+def test_an_idle_internal_error_is_a_background_incident_exactly() -> None:
+    s = Session(epoch="ep")
+    got = wire(s, InternalError())
+    assert got == [info(rec("s1:ep:1", 1, "service", "error", INTERNAL_TITLE, ["retry"]))]
+    assert [(a.id, a.recovery) for a in s.ledger.active] == [("s1:ep:1", Recovery.CONFIRMED_ATTEMPT)]
+
+
+# ---------------------------------------------------------------- notes the observer receives
+
+
+def test_events_that_change_nothing_are_noted() -> None:
+    s = Session()
+    assert wire(s, retry(1), Result(subtype="success", is_error=True), Cancelled(), AuthStatus(ok=False)) == []
+    assert s.observed.notes == [
+        ("api_retry_outside_turn", {"session_id": "s1"}),
+        ("result_outside_turn", {"session_id": "s1", "is_error": True}),
+        ("cancel_without_running_prompt", {"session_id": "s1"}),
+        ("auth_not_completed", {"session_id": "s1"}),
+    ]
+    wire(s, Result(subtype="success", is_error=False))
+    assert s.observed.notes[-1] == ("result_outside_turn", {"session_id": "s1", "is_error": False})
+
+
+def test_a_retry_after_the_terminal_failure_of_the_turn_is_noted_not_shown() -> None:
+    s = Session()
+    ledger = s.ledger
+    ledger.process(PromptStarted(turn_id="t1"), lambda m: None)
+    # The SDK's own order can put a retry between the failure message and its result.
+    s.feed(synthetic(RATE, "rate_limit"), error_result(RATE))
+    assert s.ledger.active[0].state == "failed"
+    assert wire(s, retry(3)) == []  # the turn is settled: outside any turn
+    assert s.observed.notes[-1] == ("api_retry_outside_turn", {"session_id": "s1"})
+
+
+def test_a_failed_send_is_noted_with_what_it_carried() -> None:
+    s = Session()
+    s.fail_next = 1
+    s.feed(PromptStarted(turn_id="t1"), retry(1))
+    s.fail_next = 1
+    s.feed(answer("hi"))
+    s.fail_next = 1
+    s.feed(OK)
+    assert [n for n in s.observed.notes if n[0] == "delivery_failed"] == [
+        ("delivery_failed", {"session_id": "s1", "intent": "publish"}),
+        ("delivery_failed", {"session_id": "s1", "intent": "forward"}),
+        ("delivery_failed", {"session_id": "s1", "intent": "settle"}),
+    ]
+    s = Session(negotiated=False)
+    s.fail_next = 1
+    s.feed(PromptStarted(turn_id="t1"), InternalError())
+    assert s.observed.notes == [("delivery_failed", {"session_id": "s1", "intent": "reject"})]
+
+
+def test_an_observer_is_optional() -> None:
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1")
+    sent: list[object] = []
+    for ev in (retry(1), PromptStarted(turn_id="t1"), retry(1), synthetic(RATE, "rate_limit"), error_result(RATE)):
+        ledger.process(ev, sent.append)
+    assert len(sent) == 2 and ledger.active[0].id == "t1:error"
+
+
+def test_cancel_settles_the_running_prompt_exactly() -> None:
+    s = Session()
+    assert wire(s, PromptStarted(turn_id="t7"), Cancelled()) == [settled("t7", "cancelled")]
+
+
+def test_revision_of_an_unknown_or_ended_incident_is_0() -> None:
+    s = Session()
+    assert s.ledger.revision_of("t1:error") == 0
+    s.feed(PromptStarted(turn_id="t1"), retry(1), retry(2))
+    assert s.ledger.revision_of("t1:error") == 2
+    s.feed(answer(), OK)
+    assert s.ledger.revision_of("t1:error") == 0
+
+
+def test_model_fallback_notices_exactly() -> None:
+    s = Session(epoch="ep")
+    long = "Switched to Opus 5 " + "because of load. " * 40
+    long = long.strip()
+    got = wire(s, ModelFallback(content=""), ModelFallback(content=""), ModelFallback(content=long))
+    title = present_title(long)
+    assert got == [
+        info(rec("s1:notice:ep:1", 1, "unknown", "warning", "Claude switched to a fallback model.", [])),
+        info(rec("s1:notice:ep:1", 2, "unknown", "warning", "Claude switched to a fallback model.", [])),
+        info(rec("s1:notice:ep:2", 1, "unknown", "warning", title, [], details=long)),  # other text: new id
+    ]
+    got = wire(s, PromptStarted(turn_id="t1"), answer("hi"), ModelFallback(content=long))
+    assert got[-1] == info(rec("s1:notice:ep:3", 1, "unknown", "warning", title, [], details=long))
+
+
+def present_title(long: str) -> str:
+    # "Switched to Opus 5 because of load. because of load. ..." cut at the last ". " in 500 chars:
+    # the prefix is 19 characters and each repetition 17, so the last whole one ends at 19 + 28*17 - 1.
+    return long[: 19 + 28 * 17 - 1]
+
+
+def test_a_long_background_failure_has_details() -> None:
+    long = "API Error: 500 " + "x" * 200 + ". " + "y" * 400
+    s = Session(epoch="ep")
+    assert wire(s, synthetic(long, "server_error")) == [
+        info(rec("s1:ep:1", 1, "service", "error", "API Error: 500 " + "x" * 200 + ".", ["retry"], details=long))
+    ]

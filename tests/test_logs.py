@@ -11,11 +11,11 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
 import pty
-import select
 import subprocess
 import sys
 from collections import Counter
@@ -59,6 +59,15 @@ def _emit_some(stream: Any, **kw: Any) -> None:
     )  # outside a turn: a note
 
 
+#: The recorded runs whose transition lines are checked one by one.
+RECORDED_RUNS = ("http429", "retry_then_success", "usage_limit_gateway", "http401", "conn_refused")
+
+
+def test_the_scenario_lists_did_not_shrink() -> None:
+    """8 conformance cases today; a broken glob must not quietly check fewer transition lines."""
+    assert len(CASES) >= 8 and len(RECORDED_RUNS) == 5
+
+
 # ------------------------------------------------------------------ format by stream kind
 
 
@@ -99,14 +108,12 @@ def test_console_format_when_the_stream_is_a_tty() -> None:
 def test_console_format_on_a_real_pty() -> None:
     master, slave = pty.openpty()
     try:
-        with os.fdopen(slave, "w", closefd=False) as stream:
+        with os.fdopen(slave, "w") as stream:  # closing it closes the pty's only slave end
             assert stream.isatty()
             _emit_some(stream)
-            stream.flush()
         text = _read_all(master)
     finally:
         os.close(master)
-        os.close(slave)
     lines = _console_lines(text)
     assert any("incident.transition" in x and "transition=fail" in x for x in lines), lines
 
@@ -120,15 +127,17 @@ def test_the_format_can_be_forced() -> None:
     _console_lines(buf.getvalue())
 
 
-def _read_all(fd: int, timeout: float = 5.0) -> str:
+def _read_all(fd: int) -> str:
+    """Everything written to a pty until its last slave end is closed (Linux then reports EIO on
+    the master once the buffer is drained). No idle timeout: a writer that never closes is a hang,
+    which pytest-timeout ends."""
     chunks: list[bytes] = []
     while True:
-        ready, _, _ = select.select([fd], [], [], timeout if not chunks else 0.2)
-        if not ready:
-            break
         try:
             data = os.read(fd, 65536)
-        except OSError:
+        except OSError as exc:
+            if exc.errno != errno.EIO:
+                raise
             break
         if not data:
             break
@@ -146,7 +155,7 @@ def test_lifecycle_trace_log_on_a_pty_is_console_and_on_a_pipe_is_json() -> None
     master, slave = pty.openpty()
     try:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=slave)
-        os.close(slave)
+        os.close(slave)  # the child holds the only slave end now: its exit ends the read
         text = _read_all(master)
         assert proc.wait(60) == 0
     finally:
@@ -212,7 +221,7 @@ def test_every_transition_line_carries_the_six_fields() -> None:
         logged, delivered = _run_logged(case.read_text().splitlines())
         lines_seen += _check_transitions(logged, delivered)
         runs += 1
-    for name in ("http429", "retry_then_success", "usage_limit_gateway", "http401", "conn_refused"):
+    for name in RECORDED_RUNS:
         logged, delivered = _ledger_logged(recorded_events(name, "t1"))
         lines_seen += _check_transitions(logged, delivered)
         runs += 1

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lifecycle.negotiation import agent_capabilities_meta, negotiate
+from lifecycle.negotiation import agent_capabilities_meta, negotiate, version_is_supported
 
 
 def caps(version: Any, capabilities: Any = ("sessionFailure",)) -> dict[str, Any]:
@@ -86,3 +87,98 @@ def test_negotiation_never_raises(value: Any) -> None:
 def test_the_agent_advertises_the_capability_only_when_enabled() -> None:
     assert agent_capabilities_meta(False) == {}
     assert agent_capabilities_meta(True) == {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
+
+
+# ---------------------------------------------------------------- exact outcomes of the malformed paths
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"_meta": {}},
+        {"_meta": {"jetbrains": {}}},
+        {"_meta": {"jetbrains": {"air": None}}},
+        {"_meta": {"jetbrains": {"air": ["sessionFailure"]}}},
+        {"_meta": {"jetbrains": {"other": {"version": 1, "capabilities": ["sessionFailure"]}}}},
+        {"_meta": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}},
+        {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}},  # not under _meta
+    ],
+)
+def test_without_the_air_object_it_is_legacy(value: Any) -> None:
+    assert negotiate(value) is False
+
+
+def test_a_missing_version_or_missing_capabilities_is_legacy() -> None:
+    assert negotiate({"_meta": {"jetbrains": {"air": {"capabilities": ["sessionFailure"]}}}}) is False
+    assert negotiate({"_meta": {"jetbrains": {"air": {"version": 1}}}}) is False
+    assert negotiate(caps(1, ("sessionFailure",))) is True  # the tuple helper: a JSON array
+
+
+class _Raising(Mapping[str, Any]):
+    """A hostile mapping: every read raises."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("boom")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        raise RuntimeError("boom")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("boom")
+
+    def __len__(self) -> int:
+        return 1
+
+
+class _RaisingSequence(Sequence[str]):
+    def __getitem__(self, i: Any) -> Any:
+        raise RuntimeError("boom")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("boom")
+
+    def __len__(self) -> int:
+        return 1
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        _Raising(),
+        {"_meta": _Raising()},
+        {"_meta": {"jetbrains": _Raising()}},
+        {"_meta": {"jetbrains": {"air": _Raising()}}},
+        {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": _RaisingSequence()}}}},
+        FakeModel(_Raising()),
+    ],
+)
+def test_a_hostile_value_that_raises_while_read_is_legacy(value: Any) -> None:
+    assert negotiate(value) is False
+
+
+def test_a_model_without_field_meta_is_legacy() -> None:
+    assert negotiate(object()) is False
+
+
+@pytest.mark.parametrize(
+    ("version", "supported"),
+    [
+        (1, True),
+        (2, True),
+        (1.0, True),
+        (3.0, True),
+        (0, False),
+        (0.0, False),
+        (0.5, False),
+        (-1.0, False),
+        (1.5, False),
+        (True, False),
+        (False, False),
+        ("1", False),
+        (None, False),
+        (float("nan"), False),
+        (float("inf"), False),
+    ],
+)
+def test_version_is_supported_exactly(version: Any, supported: bool) -> None:
+    assert version_is_supported(version) is supported

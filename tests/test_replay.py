@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from session_harness import Session
 
 from lifecycle import HistoryEntry
@@ -175,5 +176,131 @@ def test_a_long_history_may_stream_in_chunks_with_the_same_result() -> None:
 
 def test_two_limits_after_one_prompt_get_distinct_ids() -> None:
     s = replay([user("u1"), assistant("m1", LIMIT, "<synthetic>"), assistant("m2", LIMIT, "<synthetic>")])
+    assert [r.id for r in s.records] == ["u1:error", "s1:history-error:m2"]
+    assert s.active_ids == ["s1:history-error:m2"]
+
+
+# ---------------------------------------------------------------- exact entries and ids
+
+
+class SessionMessage:
+    """The SDK's ``SessionMessage`` shape: read by attribute."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+def test_a_session_message_object_is_read_by_attribute() -> None:
+    msg = SessionMessage(type="assistant", uuid="m1", message={"model": "<synthetic>", "content": LIMIT},
+                         parent_tool_use_id=None)
+    assert history_entry(msg) == HistoryEntry(role="assistant", uuid="m1", text=LIMIT, model="<synthetic>")
+    prompt = SessionMessage(type="user", uuid="u1", message={"role": "user", "content": "hi"})
+    assert history_entry(prompt) == HistoryEntry(role="user", uuid="u1", text="hi", prompt=True)
+    assert history_entry(SessionMessage(type="system", uuid="x", message={})) is None
+    assert history_entry(object()) is None
+
+
+def test_user_entries_exactly() -> None:
+    assert history_entry(user("u1", "hello")) == HistoryEntry(
+        role="user", uuid="u1", text="hello", top_level=True, prompt=True
+    )
+    # A tool result is not a prompt, and its text is not replayed as the user's.
+    tool_result = {"type": "user", "uuid": "r1", "message": {"content": [
+        {"type": "text", "text": "visible"}, {"type": "tool_result", "tool_use_id": "x", "content": "ok"}]}}
+    assert history_entry(tool_result) == HistoryEntry(role="user", uuid="r1", text="", top_level=True, prompt=False)
+    meta = {**user("m", "Caveat: hidden"), "isMeta": True}
+    assert history_entry(meta) == HistoryEntry(role="user", uuid="m", text="", top_level=True, prompt=False)
+    sub = {**user("s", "subagent prompt"), "parent_tool_use_id": "toolu_1"}
+    assert history_entry(sub) == HistoryEntry(role="user", uuid="s", text="", top_level=False, prompt=False)
+    side = {**user("c", "sidechain"), "isSidechain": True}
+    assert history_entry(side) == HistoryEntry(role="user", uuid="c", text="", top_level=False, prompt=False)
+    # Text blocks that merely look like tool results are still a prompt.
+    blocks = {"type": "user", "uuid": "b", "message": {"content": [{"type": "text", "text": "a"}, "tool_result"]}}
+    assert history_entry(blocks) == HistoryEntry(role="user", uuid="b", text="a", prompt=True)
+
+
+@pytest.mark.parametrize("uuid", [None, "", 7, ["u"]])
+def test_a_missing_or_odd_uuid_is_none(uuid: object) -> None:
+    entry = history_entry({"type": "assistant", "uuid": uuid, "message": {"model": 5, "content": "x"}})
+    assert entry == HistoryEntry(role="assistant", uuid=None, text="x", model=None)
+
+
+def test_replayed_ids_exactly() -> None:
+    history = [
+        assistant("m0", LIMIT, "<synthetic>"),  # no prompt before it
+        user("u1"),
+        assistant("m1", LIMIT, "<synthetic>"),
+        assistant("m2", LIMIT, "<synthetic>"),  # the prompt's id is taken
+        {"type": "assistant", "message": {"model": "<synthetic>", "content": LIMIT}},  # no uuid either
+    ]
+    s = Session(epoch="ep")
+    s.feed(load_history(history))
+    assert [r.id for r in s.records] == ["s1:history-error:m0", "u1:error", "s1:history-error:m2",
+                                         "s1:history-error:1"]
+    assert s.active_ids == ["s1:history-error:1"]
+    assert [(r.category.value, r.severity.value, list(r.actions), r.title, r.details) for r in s.records] == [
+        ("limit", "error", [], LIMIT, None)
+    ] * 4
+
+
+def test_a_history_that_repeats_a_message_uuid_still_gets_distinct_ids() -> None:
+    history = [assistant("m1", LIMIT, "<synthetic>"), assistant("m1", LIMIT, "<synthetic>")]
+    s = replay(history)
+    assert [r.id for r in s.records] == ["s1:history-error:m1", "s1:history-error:1"]
+
+
+def test_a_prompt_whose_failure_is_active_is_not_reused() -> None:
+    s = Session()
+    s.feed(load_history([user("u1"), assistant("m1", LIMIT, "<synthetic>")]))
+    s.feed(load_history([user("u1"), assistant("m2", LIMIT, "<synthetic>")]))  # the same prompt id again
+    assert [r.id for r in s.records] == ["u1:error", "s1:history-error:m2"]
+
+
+def test_subagent_entries_are_skipped_and_the_rest_of_the_history_still_replays() -> None:
+    s = replay([user("u1"), assistant("x", "sub", parent="toolu_1"), assistant("m1", LIMIT, "<synthetic>"),
+                assistant("a1", "Real answer")])
+    assert [r.id for r in s.records] == ["u1:error"]
+    assert [(e.kind, e.text) for e in s.client.entries if e.kind != "record"] == [("user", "try"),
+                                                                                    ("agent", "Real answer")]
+    assert s.active_ids == []
+
+
+def test_a_long_replayed_text_has_details() -> None:
+    long = "You've hit your limit · " + "x" * 600
+    s = replay([user("u1"), assistant("m1", long, "<synthetic>")])
+    (rec,) = s.records
+    # The only boundary is too early (index 21 < 166): 499 characters and the ellipsis.
+    assert (rec.title, rec.details) == ("You've hit your limit · " + "x" * 475 + "…", long)
+
+
+def test_the_replayed_record_rides_a_session_info_update_of_the_loaded_session() -> None:
+    s = Session(session_id="sess-9")
+    s.feed(load_history([user("u1", "hi"), assistant("m1", LIMIT, "<synthetic>")]))
+    assert [m.to_jsonrpc() for m in s.sent] == [
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess-9", "update": {
+            "sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}}},
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess-9", "update": {
+            "sessionUpdate": "session_info_update", "_meta": {"jetbrains": {"air": {"version": 1, "sessionFailure": {
+                "id": "u1:error", "revision": 1, "category": "limit", "severity": "error", "title": LIMIT,
+                "actions": []}}}}}}},
+    ]
+    assert s.observed.transitions == [
+        {"session_id": "sess-9", "incident_id": "u1:error", "source": "pending", "target": "failed",
+         "event": "restore", "revision": 1}
+    ]
+
+
+def test_a_user_message_without_content_is_an_empty_prompt() -> None:
+    entry = history_entry({"type": "user", "uuid": "u1", "message": {"role": "user"}})
+    assert entry == HistoryEntry(role="user", uuid="u1", text="", prompt=True)
+    entry = history_entry({"type": "user", "uuid": "u2", "message": {"content": 5}})
+    assert entry == HistoryEntry(role="user", uuid="u2", text="", prompt=True)
+
+
+def test_a_repeated_prompt_uuid_never_reuses_a_recovered_replayed_id() -> None:
+    s = Session()
+    s.feed(load_history([user("u1"), assistant("m1", LIMIT, "<synthetic>"), assistant("a1", "Recovered")]))
+    assert s.active_ids == []
+    s.feed(load_history([user("u1"), assistant("m2", LIMIT, "<synthetic>")]))  # a corrupt history repeats u1
     assert [r.id for r in s.records] == ["u1:error", "s1:history-error:m2"]
     assert s.active_ids == ["s1:history-error:m2"]

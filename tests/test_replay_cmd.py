@@ -1,4 +1,4 @@
-"""``lifecycle replay`` on the real CLI's transcripts (shared/fixtures/claude-cli-2.1.332)."""
+"""``lifecycle replay`` on the real CLI's transcripts (tests/fixtures/claude-cli-2.1.332; tests/fixtures/README.md)."""
 
 from __future__ import annotations
 
@@ -117,7 +117,9 @@ def test_memory_stays_bounded_as_the_transcript_grows() -> None:
 
 
 def _full_replay(lines: list[bytes]) -> tuple[list[dict[str, object]], list[str]]:
-    """Every line parsed and every message fed: what the lazy replay must equal."""
+    """Every line parsed and every message fed to the same ledger: what the lazy replay must
+    equal. A differential check of the byte pre-filter only; what the records should be is
+    checked against literal expectations above and in tests/test_replay.py."""
     from lifecycle import SessionLedger
     from lifecycle.history import load_history
 

@@ -102,6 +102,8 @@ class AdapterSession(RuleBasedStateMachine):
         self.closed: set[str] = set()  # ids that left the active set: their records are history
         self.settled: set[str] = set()  # prompts answered (planned answers, delivered or not)
         self.turn_failure: str | None = None  # reference: Claude's failure seen in the running turn
+        self.draining = False  # reference: a cancelled turn whose result has not arrived yet
+        self.loss_shown = False  # reference: this runtime's loss reached the client as a record
         self.step = "open_session"
         self.sent: list[tuple[Outbound, bool]] = []
         self.transitions: list[dict[str, Any]] = []
@@ -147,14 +149,35 @@ class AdapterSession(RuleBasedStateMachine):
             note(f"{step}: " + ", ".join(_describe(o, ok) for o, ok in self.sent))
         return accepted
 
+    def _a_loss_is_a_connection_failure(self, *, required: bool = True) -> None:
+        """"Transport loss and worker shutdown remain active until runtime replacement", shown as a
+        ``connection`` failure with ``new_session`` whatever came before (contract parity rule 6);
+        once per runtime."""
+        if not self.ledger.negotiated:
+            return
+        delivered = [o.record for o, ok in self.sent if ok and o.record is not None]
+        if required and self.was_running:  # the running turn is settled with the loss, whatever Claude said
+            settled = [o.record for o, ok in self.sent if ok and isinstance(o, PromptResponseOut)]
+            assert all(r is not None and r.category.value == "connection" for r in settled), (self.step, settled)
+        if self.loss_shown:
+            return
+        lost = [
+            r for r in delivered if r.category.value == "connection" and [a.value for a in r.actions] == ["new_session"]
+        ]
+        if required and all(ok for _, ok in self.sent):
+            assert lost, (self.step, self.sent)
+        self.loss_shown = bool(lost)
+
     def _claude_failure(self, which: str) -> None:
         if self.running and self.turn_failure is None:
             self.turn_failure = which
 
-    def _settling(self, failure: bool) -> None:
-        """Reference: the step about to run ends the running turn, as a failure or not."""
+    def _settling(self, failure: bool, *, held: bool = True) -> None:
+        """Reference: the step about to run ends the running turn, as a failure or not; ``held``:
+        with Claude's failure seen in the turn, if any (a runtime loss is a connection failure
+        whatever Claude said before: contract parity rule 6)."""
         self.expect_failure_settle = self.running and failure
-        self.expect_auth_code = self.expect_failure_settle and self.turn_failure == "auth"
+        self.expect_auth_code = self.expect_failure_settle and held and self.turn_failure == "auth"
 
     # ------------------------------------------------------------------ rules (real-world events)
 
@@ -163,6 +186,7 @@ class AdapterSession(RuleBasedStateMachine):
     def a_prompt_starts(self) -> None:
         self.turns += 1
         self.turn_failure = None
+        self.draining = False
         self._settling(False)
         self.feed("a_prompt_starts", PromptStarted(turn_id=f"turn-{self.turns}"))
 
@@ -207,6 +231,8 @@ class AdapterSession(RuleBasedStateMachine):
         self._claude_failure(which)
         failure = Assistant(text=f"{text} {secret}".strip(), model="<synthetic>", error=kind)
         self.feed("claude_reports_a_failure", failure)
+        if self.draining:  # "A cancelled turn makes no record" (contract parity rule 7)
+            assert [o.record for o, _ in self.sent if o.record is not None] == [], self.sent
 
     @precondition(lambda self: self.running)
     @rule(which=st.sampled_from(sorted(FAILURES)), secret=st.sampled_from(("", *SECRETS)))
@@ -227,6 +253,7 @@ class AdapterSession(RuleBasedStateMachine):
         self._settling(True)
         text = f"API Error: 529 Overloaded {secret}".strip()
         self.feed("the_result_is_an_error", Result(subtype="success", is_error=True, result=text))
+        self.draining = False  # a cancelled turn's result ends its draining
 
     @precondition(lambda self: self.running)
     @rule(subtype=st.sampled_from(["error_max_turns", "error_max_budget_usd", "error_during_execution"]))
@@ -249,8 +276,35 @@ class AdapterSession(RuleBasedStateMachine):
 
     @rule(stop=st.sampled_from(["end_turn", "max_tokens", "refusal"]))
     def the_turn_succeeds(self, stop: str) -> None:
-        self._settling(self.turn_failure is not None)  # Claude's failure text decides the turn
+        # Claude's failure text decides the turn, unless the stop reason wins (max_tokens, refusal).
+        self._settling(self.turn_failure is not None and stop == "end_turn")
+        running = self.running
         self.feed("the_turn_succeeds", Result(subtype="success", is_error=False, result="done", stop_reason=stop))
+        self.draining = False
+        if running and stop != "end_turn":  # the stop reason wins over a held failure (rule 4)
+            answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
+            assert [(type(o).__name__, getattr(o, "stop_reason", None), o.record) for o in answers] == [
+                ("PromptResponseOut", stop, None)
+            ], (self.step, answers)
+
+    @precondition(lambda self: self.running)
+    @rule(stop=st.sampled_from(["max_tokens", "refusal"]), which=st.sampled_from(["", *sorted(FAILURES)]))
+    def the_turn_errs_but_its_stop_reason_wins(self, stop: str, which: str) -> None:
+        """A result with ``stop_reason`` max_tokens or refusal settles the prompt with that stop
+        reason and publishes no failure, even when ``is_error`` is true and Claude reported a
+        failure before it (contract parity rule 4)."""
+        self._settling(False)
+        events: list[Event] = []
+        if which:
+            kind, text = FAILURES[which]
+            self._claude_failure(which)
+            events.append(Assistant(text=text, model="<synthetic>", error=kind))
+        events.append(Result(subtype="success", is_error=True, result="declined", stop_reason=stop))
+        self.feed("the_turn_errs_but_its_stop_reason_wins", *events)
+        answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
+        assert [(type(o).__name__, getattr(o, "stop_reason", None), o.record) for o in answers] == [
+            ("PromptResponseOut", stop, None)
+        ]
 
     @rule(ok=st.booleans())
     def auth_status_reports(self, ok: bool) -> None:
@@ -259,19 +313,27 @@ class AdapterSession(RuleBasedStateMachine):
 
     @rule(secret=st.sampled_from(SECRETS))
     def the_query_iterator_throws(self, secret: str) -> None:
-        self._settling(True)
+        self._settling(True, held=False)
         thrown = QueryError(message=f"ProcessTransport is not ready for writing {secret}")
         self.feed("the_query_iterator_throws", thrown)
+        self.draining = False  # the stream is over
+        self._a_loss_is_a_connection_failure()
 
     @rule()
     def the_worker_shuts_down_then_eof(self) -> None:
-        self._settling(True)
+        self._settling(True, held=False)
         self.feed("the_worker_shuts_down_then_eof", WorkerShuttingDown(reason="idle"), QueryEnded())
+        self.draining = False  # the stream is over
+        self._a_loss_is_a_connection_failure()
 
     @rule()
     def the_query_ends_without_a_result(self) -> None:
         self._settling(True)
         self.feed("the_query_ends_without_a_result", QueryEnded())
+        self.draining = False  # the stream is over
+        # An EOF is a loss only after the worker announced its shutdown (which a failed send left
+        # unshown): then it shows the loss.
+        self._a_loss_is_a_connection_failure(required=False)
 
     @rule()
     def the_adapter_hits_an_internal_error(self) -> None:
@@ -296,6 +358,7 @@ class AdapterSession(RuleBasedStateMachine):
     def the_runtime_is_replaced(self) -> None:
         self._settling(False)
         self.feed("the_runtime_is_replaced", RuntimeReplaced())
+        self.loss_shown = False
 
     @rule(secret=st.sampled_from(("", *SECRETS)))
     def claude_falls_back_to_another_model(self, secret: str) -> None:
@@ -308,8 +371,49 @@ class AdapterSession(RuleBasedStateMachine):
     def the_client_cancels(self) -> None:
         self._settling(False)
         self.feed("the_client_cancels", Cancelled())
+        self.draining = True
         answers = [o for o, _ in self.sent if isinstance(o, PromptResponseOut)]
         assert [(o.stop_reason, o.record) for o in answers] == [("cancelled", None)]
+
+    @precondition(lambda self: self.running)
+    @rule(which=st.sampled_from(sorted(FAILURES)), result=st.booleans())
+    def the_client_cancels_then_the_turns_late_frames_arrive(self, which: str, result: bool) -> None:
+        """After ``session/cancel`` the prompt ends ``cancelled``; the cancelled turn's late
+        assistant error (and error result) create no record (contract parity rule 7)."""
+        kind, text = FAILURES[which]
+        self._settling(False)
+        self.feed("the_client_cancels", Cancelled())
+        answers = [o for o, _ in self.sent if isinstance(o, PromptResponseOut)]
+        assert [(o.stop_reason, o.record) for o in answers] == [("cancelled", None)]
+        late: list[Event] = [Assistant(text=text, model="<synthetic>", error=kind)]
+        if result:
+            late.append(Result(subtype="success", is_error=True, result=text))
+        self.feed("the_cancelled_turns_late_frames_arrive", *late)
+        assert [o for o, _ in self.sent if o.record is not None or not isinstance(o, SessionUpdateOut)] == [], self.sent
+        self.draining = not result
+
+    @precondition(lambda self: not self.running and not self.loss_shown and self.ledger.has_active)
+    @rule()
+    def the_runtime_dies_right_after_a_failed_turn(self) -> None:
+        """A transport loss right after a turn's error result is not the SDK repeating that result:
+        a connection failure until the runtime is replaced (contract parity rule 6)."""
+        self._settling(True, held=False)
+        self.feed("the_runtime_dies_right_after_a_failed_turn", QueryError(message="EPIPE"))
+        self.draining = False
+        self._a_loss_is_a_connection_failure()
+
+    @precondition(lambda self: self.running and self.turn_failure is not None)
+    @rule(worker=st.booleans())
+    def the_runtime_dies_between_claudes_failure_and_its_result(self, worker: bool) -> None:
+        """A transport loss (or a worker shutdown's EOF) between a failed turn's assistant error and
+        its result settles the turn as a connection failure, not as Claude's failure (rule 6)."""
+        self._settling(True, held=False)
+        lost: list[Event] = (
+            [WorkerShuttingDown(reason="idle"), QueryEnded()] if worker else [QueryError(message="EPIPE")]
+        )
+        self.feed("the_runtime_dies_between_claudes_failure_and_its_result", *lost)
+        self.draining = False
+        self._a_loss_is_a_connection_failure()
 
     @rule(count=st.integers(1, 2))
     def the_next_send_fails(self, count: int) -> None:

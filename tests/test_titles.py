@@ -46,3 +46,135 @@ def test_retry_progress_titles() -> None:
     assert retry_title(1, 10, has_response=False) == "Reconnecting to Claude, attempt 1 of 10."
     assert retry_title("x", None, has_response=True) == "Retrying Claude."
     assert retry_title(True, 3, has_response=True) == "Retrying Claude."
+
+
+# ---------------------------------------------------------------- exact values (spec: "Title and details")
+# Expected titles are written out by hand from the rule in lifecycle/titles.py: a text longer than
+# 500 characters is cut at the last sentence boundary (". ", " · ", "! ", "? ", "; ") found in its
+# first 500 characters, if that boundary lies at index 166 (500 // 3) or later; ". ", "! " and
+# "? " keep their punctuation, " · " and "; " end the title with " …"; otherwise at the last space
+# at index 166 or later, else after 499 characters; "…" marks a word cut.
+
+A200, B400 = "a" * 200, "b" * 400
+
+
+def test_the_title_limit_is_500_characters() -> None:
+    assert TITLE_LIMIT == 500
+    assert present("a" * 500, "error_result") == ("a" * 500, None)
+    assert present("a" * 501, "error_result") == ("a" * 499 + "…", "a" * 501)
+
+
+def test_the_text_is_trimmed_before_it_is_measured() -> None:
+    assert present("  " + "a" * 500 + " \n", "error_result") == ("a" * 500, None)
+    assert present("  Rate limited · try later \n", "error_result") == ("Rate limited · try later", None)
+
+
+def test_details_carry_the_complete_text_exactly_when_the_title_is_cut() -> None:
+    text = A200 + ". " + B400
+    assert present(text, "error_result") == (A200 + ".", text)
+
+
+def test_a_cut_at_each_sentence_boundary() -> None:
+    assert present(A200 + ". " + B400, "error_result")[0] == A200 + "."
+    assert present(A200 + "! " + B400, "error_result")[0] == A200 + "!"
+    assert present(A200 + "? " + B400, "error_result")[0] == A200 + "?"
+    assert present(A200 + " · " + B400, "error_result")[0] == A200 + " …"
+    assert present(A200 + "; " + B400, "error_result")[0] == A200 + " …"
+
+
+def test_the_last_boundary_within_the_limit_wins() -> None:
+    text = A200 + ". " + "b" * 100 + "; " + "c" * 400
+    assert present(text, "error_result")[0] == A200 + ". " + "b" * 100 + " …"
+    text = "a" * 100 + ". " + "b" * 100 + " · " + "c" * 400
+    assert present(text, "error_result")[0] == "a" * 100 + ". " + "b" * 100 + " …"
+    # A boundary beyond the first 500 characters does not count.
+    text = A200 + ". " + "b" * 350 + ". " + "c" * 100
+    assert present(text, "error_result")[0] == A200 + "."
+
+
+def test_whitespace_before_a_middle_dot_cut_is_dropped() -> None:
+    assert present(A200 + "   · " + B400, "error_result")[0] == A200 + " …"
+
+
+def test_a_sentence_boundary_counts_from_index_166() -> None:
+    assert present("a" * 166 + ". " + B400, "error_result")[0] == "a" * 166 + "."
+    # At 165 it is too early: the cut falls back to the last space (index 166), a word cut.
+    assert present("a" * 165 + ". " + B400, "error_result")[0] == "a" * 165 + ".…"
+
+
+def test_a_word_cut_at_the_last_space_from_index_166() -> None:
+    assert present("a" * 166 + " " + B400, "error_result")[0] == "a" * 166 + "…"
+    # A space before index 166 is too early: 499 characters and the ellipsis.
+    title = present("a" * 165 + " " + B400, "error_result")[0]
+    assert title == "a" * 165 + " " + "b" * 333 + "…"
+    assert len(title) == 500
+
+
+def test_whitespace_before_a_word_cut_is_dropped() -> None:
+    assert present(A200 + "     " + B400, "error_result")[0] == A200 + "…"
+
+
+def test_every_fallback_title_written_out() -> None:
+    assert dict(FALLBACK_TITLES) == {
+        "query_error": "The connection to Claude Code was lost. Send a message to restart it, or start a new session.",
+        "worker_shutdown": "Claude Code shut down. Send a message to restart it, or start a new session.",
+        "missing_result": "Claude Code ended the turn without a result. Try again.",
+        "internal_error": "The adapter hit an internal error. Try again.",
+        "error_result": "Claude Code reported an error without a message. Try again.",
+        "model_fallback": "Claude switched to a fallback model.",
+    }
+    assert present("", "internal_error") == ("The adapter hit an internal error. Try again.", None)
+    assert present("\n", "model_fallback") == ("Claude switched to a fallback model.", None)
+
+
+def test_titles_are_redacted() -> None:
+    title, details = present("Invalid API key sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4, "error_result")
+    assert "A1b2C3d4E5f6G7h8I9j0" not in title and details is None
+    assert title.startswith("Invalid API key")
+
+
+def test_claude_text_joins_the_non_empty_strings_of_a_list() -> None:
+    assert claude_text(None, ["first", "", "  ", 7, "second"]) == "first; second"
+    assert claude_text(("only",)) == "only"
+    assert claude_text("   ", "x") == "x"
+    assert claude_text(7, ["", None]) == ""
+
+
+def test_retry_counters_a_person_can_read() -> None:
+    assert retry_title(0, 0, has_response=True) == "Retrying Claude, attempt 0 of 0."
+    assert retry_title(999_999_999, 3, has_response=False) == "Reconnecting to Claude, attempt 999999999 of 3."
+    assert retry_title(10**9, 3, has_response=True) == "Retrying Claude."
+    assert retry_title(3, 10**9, has_response=True) == "Retrying Claude, attempt 3."
+    assert retry_title(-1, 3, has_response=False) == "Reconnecting to Claude."
+    assert retry_title(2, True, has_response=True) == "Retrying Claude, attempt 2."
+
+
+def test_a_word_cut_uses_the_last_space_not_the_first() -> None:
+    text = "a" * 170 + " " + "b" * 10 + " " + "c" * 400
+    assert present(text, "error_result")[0] == "a" * 170 + " " + "b" * 10 + "…"
+
+
+# ---------------------------------------------------------------- headers are never title material
+
+
+def test_header_lines_are_left_out_and_the_rest_kept() -> None:
+    from lifecycle.titles import strip_headers
+
+    text = "API Error: 400\nHost: api.example.com\nUser-Agent: claude-cli/2.1\nDate: Mon\nrest of text"
+    assert strip_headers(text) == "API Error: 400\nrest of text"  # "Date" goes: it is next to a header
+    assert strip_headers("Server: down for maintenance") == "Server: down for maintenance"  # a common word alone
+    assert strip_headers("Note: Sec-Fetch is fine\nFrom: me") == "Note: Sec-Fetch is fine\nFrom: me"
+    assert strip_headers("HTTP/1.1 429 Too Many Requests\nretry later") == "retry later"
+    assert strip_headers("GET /v1/messages HTTP/1.1\r\nx-api-key: [redacted]\r\nbody") == "body"
+    assert strip_headers("a\\nHost: x\\nb") == "a\\nb"  # JSON-escaped line breaks delimit lines too
+    quoted = 'Request failed {"user-agent": "claude-cli/2.1", "model": "opus"}'
+    assert strip_headers(quoted) == 'Request failed {"model": "opus"}'
+    assert strip_headers("no colon here") == "no colon here"
+
+
+def test_a_title_never_shows_a_header() -> None:
+    assert present("Rate limited\nRetry-After: 30\nX-Request-Id: abc", "error_result") == ("Rate limited", None)
+    assert present("Host: api.example.com", "internal_error") == (
+        "The adapter hit an internal error. Try again.",
+        None,
+    )

@@ -1,4 +1,4 @@
-"""``lifecycle trace`` and the public conformance cases (shared/conformance)."""
+"""``lifecycle trace`` and the public conformance cases (vendored in tests/conformance, see its README.md)."""
 
 from __future__ import annotations
 

@@ -15,9 +15,11 @@ from lifecycle.wire import (
     MalformedRecordError,
     SessionFailure,
     Severity,
+    air_of,
     attach_record,
     read_record,
     record_json_schema,
+    with_air,
 )
 
 REC = SessionFailure(
@@ -108,3 +110,119 @@ def test_json_schema_names_exactly_the_spec_fields() -> None:
 def test_lifecycle_schema_command_prints_it() -> None:
     out = subprocess.run([sys.executable, "-m", "lifecycle", "schema"], check=True, capture_output=True, text=True)
     assert json.loads(out.stdout)["title"] == "sessionFailure"
+
+
+# ---------------------------------------------------------------- exact values
+
+
+def test_details_ride_the_wire_between_title_and_actions_when_present() -> None:
+    rec = REC.model_copy(update={"details": "The complete text.", "actions": (Action.RETRY,)})
+    wire = rec.to_wire()
+    assert wire == {
+        "id": "prompt-uuid:error",
+        "revision": 1,
+        "category": "limit",
+        "severity": "error",
+        "title": REC.title,
+        "details": "The complete text.",
+        "actions": ["retry"],
+    }
+    assert list(wire) == ["id", "revision", "category", "severity", "title", "details", "actions"]
+    assert list(REC.to_wire()) == ["id", "revision", "category", "severity", "title", "actions"]
+    assert read_record(attach_record(None, rec)) == rec
+    # An empty string is still a value: present.
+    assert REC.model_copy(update={"details": ""}).to_wire()["details"] == ""
+
+
+def test_every_enum_value_as_the_spec_spells_it() -> None:
+    assert [c.value for c in Category] == ["connection", "access", "limit", "request", "service", "unknown"]
+    assert [s.value for s in Severity] == ["warning", "error"]
+    assert [a.value for a in Action] == ["retry", "login", "new_session"]
+
+
+def test_attach_record_places_it_next_to_version_1_exactly() -> None:
+    assert attach_record(None, REC) == {"jetbrains": {"air": {"version": 1, "sessionFailure": REC.to_wire()}}}
+    assert attach_record({}, REC) == {"jetbrains": {"air": {"version": 1, "sessionFailure": REC.to_wire()}}}
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"jetbrains": 5},
+        {"jetbrains": {"air": "x"}},
+        {"jetbrains": {"air": None}},
+        {"jetbrains": ["air"]},
+    ],
+)
+def test_a_non_object_on_the_path_is_replaced(meta: dict[str, object]) -> None:
+    out = attach_record(meta, REC)
+    assert out["jetbrains"]["air"] == {"version": 1, "sessionFailure": REC.to_wire()}
+
+
+def test_with_air_keeps_every_other_key_and_copies_deeply() -> None:
+    meta = {"quota": {"used": [1]}, "jetbrains": {"air": {"capabilities": ["x"]}}}
+    out = with_air(meta, capabilities=["sessionFailure"])
+    assert out == {"quota": {"used": [1]}, "jetbrains": {"air": {"capabilities": ["sessionFailure"], "version": 1}}}
+    out["quota"]["used"].append(2)
+    assert meta == {"quota": {"used": [1]}, "jetbrains": {"air": {"capabilities": ["x"]}}}
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [None, 5, "jetbrains", [], {}, {"jetbrains": None}, {"jetbrains": []}, {"jetbrains": {}},
+     {"jetbrains": {"air": 1}}, {"jetbrains": {"air": []}}, {"air": {"version": 1}}],
+)
+def test_air_of_is_none_unless_every_step_is_an_object(meta: object) -> None:
+    assert air_of(meta) is None
+
+
+def test_air_of_returns_the_air_object_itself() -> None:
+    air = {"version": 1}
+    assert air_of({"jetbrains": {"air": air}}) is air
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"jetbrains": {"air": {"version": 1}}},
+        {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}},
+        {"jetbrains": {"air": {}}},
+        {"jetbrains": {"other": {"sessionFailure": {"id": "x"}}}},
+        {"sessionFailure": {"id": "x"}},
+    ],
+)
+def test_read_record_is_none_without_a_record(meta: object) -> None:
+    assert read_record(meta) is None
+
+
+@pytest.mark.parametrize(("version", "shown"), [(0, "0"), (None, "None"), ("1", "'1'"), (1.0, "1.0"), (-3, "-3")])
+def test_a_record_not_next_to_version_1_is_malformed(version: object, shown: str) -> None:
+    with pytest.raises(MalformedRecordError) as info:
+        read_record({"jetbrains": {"air": {"version": version, "sessionFailure": REC.to_wire()}}})
+    assert str(info.value) == f"sessionFailure is not next to version 1 (got {shown})"
+    with pytest.raises(MalformedRecordError, match=r"\(got None\)"):
+        read_record({"jetbrains": {"air": {"sessionFailure": REC.to_wire()}}})
+
+
+def test_a_later_version_still_reads_the_record() -> None:
+    assert read_record({"jetbrains": {"air": {"version": 2, "sessionFailure": REC.to_wire()}}}) == REC
+
+
+def test_an_invalid_record_says_how_many_errors() -> None:
+    bad = {**REC.to_wire(), "revision": 0, "severity": "info"}
+    with pytest.raises(MalformedRecordError) as info:
+        read_record({"jetbrains": {"air": {"version": 1, "sessionFailure": bad}}})
+    assert str(info.value) == "invalid sessionFailure record: 2 error(s)"
+    assert isinstance(info.value.__cause__, ValidationError)
+    with pytest.raises(MalformedRecordError, match="invalid sessionFailure record: 1 error"):
+        read_record({"jetbrains": {"air": {"version": 1, "sessionFailure": None}}})
+
+
+def test_the_schemas_own_keys() -> None:
+    schema = record_json_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["title"] == "sessionFailure"
+    assert schema["description"] == "The record at _meta.jetbrains.air.sessionFailure (next to version: 1)."
+    assert schema["required"] == ["id", "revision", "category", "severity", "title"]
+    assert schema["properties"]["revision"]["exclusiveMinimum"] == 0
+    assert schema["properties"]["id"]["minLength"] == 1

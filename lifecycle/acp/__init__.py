@@ -17,6 +17,12 @@ Rules
 * The outcome of a prompt comes from the ledger, never from the agent: a ``PromptResponseOut``
   becomes the :class:`acp.schema.PromptResponse` the handler returns, a ``PromptErrorOut`` the
   :class:`acp.RequestError` it raises (:meth:`SessionPublisher.outcome`).
+* No credential reaches the client, capable or legacy: every text the publisher sends (transcript
+  prose, a record's title and details, a legacy error's message and data) goes through the
+  session's :class:`lifecycle.redaction.SecretMemory`: its credentials are masked
+  (:func:`lifecycle.redaction.mask_credentials`; the rest of the prose stays byte for byte), and
+  so is every secret an earlier text of the session revealed (a password found in a URL of
+  Claude's message is masked in the error that follows it too).
 
 Awkwardness, admitted: a ``PromptResponse`` is not sent by the publisher but returned by the
 agent's ``prompt`` handler. It counts as delivered when it is handed to a handler still waiting
@@ -38,6 +44,7 @@ import asyncio
 import copy
 import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 from acp import RequestError
@@ -52,6 +59,7 @@ from acp.schema import (
 from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
 from ..ledger import SessionLedger
 from ..negotiation import agent_capabilities_meta, negotiate
+from ..redaction import SecretMemory
 from ..wire import SessionFailure, attach_record
 
 __all__ = [
@@ -216,7 +224,7 @@ class SessionPublisher:
     concurrent feeders never interleave and revisions reach the client in order.
     """
 
-    __slots__ = ("_conn", "_ledger", "_lock", "_response_meta", "_turns", "failed_sends")
+    __slots__ = ("_conn", "_ledger", "_lock", "_response_meta", "_secrets", "_turns", "failed_sends")
 
     def __init__(
         self,
@@ -230,6 +238,7 @@ class SessionPublisher:
         self._lock = asyncio.Lock()
         self._response_meta = dict(response_meta) if response_meta else None
         self._turns: dict[str, asyncio.Future[PromptResponse]] = {}
+        self._secrets = SecretMemory()
         #: how many planned sends failed (their content was not committed)
         self.failed_sends = 0
 
@@ -305,7 +314,28 @@ class SessionPublisher:
             else:
                 ledger.delivered()
 
+    def _masked(self, out: Outbound) -> Outbound:
+        """``out`` with credentials (and secrets seen earlier in the session) masked in its texts."""
+        mask = self._secrets.mask
+        if isinstance(out, PromptErrorOut):
+            data = out.data
+            if data is not None:
+                data = {k: mask(v) if isinstance(v, str) else v for k, v in data.items()}
+            return replace(out, message=mask(out.message), data=data)
+        record = out.record
+        if record is not None:
+            details = mask(record.details) if record.details is not None else None
+            record = record.model_copy(update={"title": mask(record.title), "details": details})
+        if isinstance(out, PromptResponseOut):
+            return replace(out, record=record)
+        update = out.update
+        content = update.get("content")
+        if isinstance(content, Mapping) and isinstance(content.get("text"), str):
+            update = {**update, "content": {**content, "text": mask(content["text"])}}
+        return replace(out, update=update, record=record)
+
     async def _deliver(self, out: Outbound) -> None:
+        out = self._masked(out)
         if isinstance(out, SessionUpdateOut):
             await self._conn.session_update(out.session_id, acp_update(out.wire_update()))
             return

@@ -18,6 +18,11 @@ Rules
   is replaced at the next prompt (``RuntimeReplaced``), after which its stragglers are refused.
 * ``authenticate`` (the ACP method behind a record's ``login`` action) feeds ``AuthStatus`` to
   every session.
+* ``session/cancel`` answers every prompt received before it ``cancelled``, whatever it was doing
+  (waiting for the prompt lock, for a cancelled turn to wind down, for Claude Code to start).
+* The client is read and written through :mod:`lifecycle.agent.transport` (every bad line is
+  answered, error replies are short and redacted, the output backlog is bounded); a handler's
+  unexpected exception is a bare ``-32603``; log fields are redacted.
 
 Theory of operation
 -------------------
@@ -35,20 +40,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import signal
 import sys
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, ParamSpec, Protocol, TypeVar, cast
 
 import acp
 import structlog
 from acp import RequestError
-from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
@@ -83,6 +88,8 @@ from ..history import load_history
 from ..incident import MachineAnswers
 from ..ledger import SessionLedger
 from ..log import StructlogObserver, configure_logging
+from ..redaction import redact
+from .transport import StdioTransport, StreamSink, StreamSource, open_stdio, reserved_kwargs
 
 __all__ = ["AUTH_METHOD_ID", "AgentConfig", "ClaudeAcpAgent", "ClientFactory", "SdkClient", "cli_main", "serve"]
 
@@ -93,6 +100,26 @@ AUTH_METHOD_ID = "claude-login"
 
 # Events that belong to a turn: dropped while the runtime still works on a cancelled one.
 _TURN_EVENTS = (Assistant, Result, ApiRetry, ModelFallback)
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _guarded(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+    """An ACP handler whose unexpected exception becomes a bare ``-32603`` (the SDK would send the
+    exception's text to the client); the log gets its type only."""
+
+    @functools.wraps(method)
+    async def handler(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await method(*args, **kwargs)
+        except RequestError:
+            raise
+        except Exception as exc:
+            log.error("agent.handler_failed", method=method.__name__, error_type=type(exc).__name__)
+            raise RequestError.internal_error({"details": "The agent hit an internal error."}) from None
+
+    return handler
 
 
 class SdkClient(Protocol):
@@ -296,8 +323,26 @@ class _Runtime:
 # ------------------------------------------------------------------ one ACP session
 
 
+class _Prompt:
+    """One ``session/prompt`` request, from its arrival until it is answered."""
+
+    __slots__ = ("cancelled", "turn_id")
+
+    def __init__(self) -> None:
+        self.turn_id: str | None = None  # set once ``PromptStarted`` was fed
+        self.cancelled = asyncio.Event()
+
+
 class _Session:
-    """One ACP session: its ledger and publisher, its current runtime, its prompt lock."""
+    """One ACP session: its ledger and publisher, its current runtime, its prompt lock.
+
+    Cancellation: every prompt is registered (:class:`_Prompt`) the moment its handler runs,
+    before it waits for the prompt lock, for a cancelled turn to wind down or for ``PromptStarted``
+    to be fed. ``session/cancel`` marks every registered prompt: one already started is settled
+    ``cancelled`` at once (and Claude interrupted), one not started yet notices the mark itself
+    (after ``PromptStarted``, before anything is sent to Claude). So a cancel is never lost,
+    whatever its timing (ACP: the pending prompt MUST be answered ``cancelled``).
+    """
 
     def __init__(
         self,
@@ -312,8 +357,9 @@ class _Session:
         self.publisher = publisher
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
+        self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
         self.current_turn: str | None = None
-        self.cancelled: set[str] = set()
+        self.cancelled: set[str] = set()  # turns sent to Claude whose remaining events are dropped
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
 
@@ -352,19 +398,40 @@ class _Session:
         return new
 
     async def run_prompt(self, text: str) -> PromptResponse:
-        async with self.prompt_lock:
+        prompt = _Prompt()
+        self.prompts.append(prompt)  # before the first await: a cancel from now on sees it
+        try:
+            return await self._run_prompt(prompt, text)
+        finally:
+            self.prompts.remove(prompt)
+
+    async def _run_prompt(self, prompt: _Prompt, text: str) -> PromptResponse:
+        await self.prompt_lock.acquire()
+        drive: asyncio.Future[None] | None = None
+        try:
             rt = self.runtime
-            if rt is not None and rt.alive:
+            if rt is not None and rt.alive and not prompt.cancelled.is_set():
                 # A cancelled turn may still be winding down: its result must arrive (and be
                 # dropped) before this turn opens. A runtime stuck past the timeout is replaced.
-                await rt.wait_idle(self.agent.config.idle_timeout)
+                # A cancel of this prompt ends the wait (nothing will be sent).
+                await _first(rt.wait_idle(self.agent.config.idle_timeout), prompt.cancelled.wait())
+            if self.closed:  # replaced by session/load, or shutting down, while this prompt waited
+                log.info("prompt.session_closed", session_id=self.id)
+                return PromptResponse(stop_reason="cancelled")
             turn_id = str(uuid.uuid4())
             await self.feed(PromptStarted(turn_id=turn_id))
+            # No await between here and the check: a cancel either saw ``turn_id`` (and settled
+            # the turn) or left its mark for this check.
+            prompt.turn_id = turn_id
             self.current_turn = turn_id
             log.info("prompt.start", session_id=self.id, turn_id=turn_id)
             try:
-                await self._drive(turn_id, text)
-                response = await self.publisher.outcome(turn_id)
+                if prompt.cancelled.is_set():
+                    log.info("prompt.cancelled_before_start", session_id=self.id, turn_id=turn_id)
+                    await self.feed(Cancelled())
+                else:
+                    drive = asyncio.ensure_future(self._drive(prompt, turn_id, text))
+                response = await self._settled(turn_id, drive)
             except RequestError as err:
                 log.info("prompt.end", session_id=self.id, turn_id=turn_id, error_code=err.code)
                 raise
@@ -372,8 +439,25 @@ class _Session:
                 self.current_turn = None
             log.info("prompt.end", session_id=self.id, turn_id=turn_id, stop_reason=response.stop_reason)
             return response
+        finally:
+            if drive is None or drive.done():
+                self.prompt_lock.release()
+            else:  # answered (a cancel) while Claude Code still starts: the next prompt waits for it
+                drive.add_done_callback(lambda _: self.prompt_lock.release())
 
-    async def _drive(self, turn_id: str, text: str) -> None:
+    async def _settled(self, turn_id: str, drive: asyncio.Future[None] | None) -> PromptResponse:
+        """The ledger's settlement of the turn, as soon as it exists (a cancel is answered even
+        while the runtime is still starting)."""
+        settled = asyncio.ensure_future(self.publisher.outcome(turn_id))
+        try:
+            if drive is not None:
+                waiting: set[asyncio.Future[Any]] = {drive, settled}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            return await settled
+        finally:
+            settled.cancel()
+
+    async def _drive(self, prompt: _Prompt, turn_id: str, text: str) -> None:
         try:
             try:
                 rt = await self.ensure_runtime()
@@ -381,7 +465,7 @@ class _Session:
                 log.warning("runtime.start_failed", session_id=self.id, error_type=type(exc).__name__)
                 await self.feed(QueryError(message=type(exc).__name__))
                 return
-            if turn_id in self.cancelled:
+            if prompt.cancelled.is_set():
                 self.cancelled.discard(turn_id)
                 return  # cancelled while the runtime was starting: nothing to send
             try:
@@ -394,20 +478,31 @@ class _Session:
                 await self.feed(InternalError())
 
     async def cancel(self) -> None:
-        turn = self.current_turn
-        if turn is None:
+        if not self.prompts:
             log.info("cancel.no_running_prompt", session_id=self.id)
             return
-        self.cancelled.add(turn)
-        await self.feed(Cancelled())
-        rt = self.runtime
-        if rt is not None and rt.alive:
-            try:
-                await asyncio.wait_for(rt.interrupt(), 10)
-            except Exception as exc:  # a timeout too
-                log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
+        started = []
+        for prompt in self.prompts:
+            prompt.cancelled.set()
+            if prompt.turn_id is not None:
+                started.append(prompt.turn_id)
+        # A prompt not started yet settles itself (see ``_run_prompt``); the running one is
+        # settled here, and Claude interrupted.
+        for turn in started:
+            if turn != self.current_turn:
+                continue
+            self.cancelled.add(turn)
+            await self.feed(Cancelled())
+            rt = self.runtime
+            if rt is not None and rt.alive:
+                try:
+                    await asyncio.wait_for(rt.interrupt(), 10)
+                except Exception as exc:  # a timeout too
+                    log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
+        for prompt in self.prompts:
+            prompt.cancelled.set()
         if self.current_turn is not None and not self.closed:
             # The session is going away (replaced by session/load, or shutdown): the running
             # prompt still gets its answer.
@@ -417,6 +512,17 @@ class _Session:
         if self.runtime is not None:
             await self.runtime.close()
             self.runtime = None
+
+
+async def _first(*aws: Awaitable[Any]) -> None:
+    """Wait until the first of ``aws`` is done; the others are cancelled."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _has_transcript(session_id: str, cwd: str) -> bool:
@@ -531,6 +637,7 @@ class ClaudeAcpAgent:
 
     # -------------------------------------------------------------- ACP methods
 
+    @_guarded
     async def initialize(
         self,
         protocol_version: int,
@@ -539,10 +646,11 @@ class ClaudeAcpAgent:
         **kwargs: Any,
     ) -> InitializeResponse:
         self._negotiated = negotiate_client(client_capabilities)
+        name = getattr(client_info, "name", None)
         log.info(
             "agent.initialize",
             negotiated=self._negotiated,
-            client=getattr(client_info, "name", None),
+            client=redact(name[:80]) if isinstance(name, str) else None,  # the client's own words
             protocol_version=protocol_version,
         )
         return InitializeResponse(
@@ -558,6 +666,7 @@ class ClaudeAcpAgent:
             agent_info=Implementation(name="lifecycle-claude-acp", title="Claude (lifecycle)", version=__version__),
         )
 
+    @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
         if method_id != AUTH_METHOD_ID:
             raise RequestError.invalid_params({"methodId": method_id, "details": "unknown auth method"})
@@ -569,6 +678,7 @@ class ClaudeAcpAgent:
             raise RequestError.auth_required({"details": "No Claude credentials found. Run `claude /login`."})
         return AuthenticateResponse()
 
+    @_guarded
     async def new_session(
         self,
         cwd: str,
@@ -580,6 +690,7 @@ class ClaudeAcpAgent:
         log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
         return NewSessionResponse(session_id=session.id)
 
+    @_guarded
     async def load_session(
         self,
         cwd: str,
@@ -607,6 +718,7 @@ class ClaudeAcpAgent:
         await session.feed(history)
         return LoadSessionResponse()
 
+    @_guarded
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text = _prompt_text(prompt)
@@ -614,6 +726,7 @@ class ClaudeAcpAgent:
             raise RequestError.invalid_params({"details": "the prompt has no text"})
         return await session.run_prompt(text)
 
+    @_guarded
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self._sessions.get(session_id)
         if session is not None:
@@ -656,13 +769,30 @@ class _StdlibToStructlog(logging.Handler):
 # ------------------------------------------------------------------ process entry
 
 
+def _redact_log_fields(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A structlog processor: no credential, path or long text reaches a log line, whatever a
+    field holds (a client's name, an SDK's log message)."""
+    for key, value in event.items():
+        if isinstance(value, str) and key != "event":
+            event[key] = redact(value if len(value) <= 500 else value[:500] + "…")
+    return event
+
+
 async def serve(config: AgentConfig, input_stream: Any = None, output_stream: Any = None) -> None:
-    """Run the agent until the client disconnects (stdio by default), then close every runtime."""
+    """Run the agent until the client disconnects (stdio by default), then close every runtime.
+
+    ``input_stream`` / ``output_stream`` (the SDK's convention: the ``asyncio.StreamWriter`` to
+    the client and the ``asyncio.StreamReader`` from it) replace stdio; either way the client is
+    read and written through :class:`lifecycle.agent.transport.StdioTransport`.
+    """
     agent = ClaudeAcpAgent(config)
     if input_stream is None and output_stream is None:
-        output_stream, input_stream = await acp.stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+        source, sink = await open_stdio()
         # The protocol owns file descriptor 1 now; anything printed by accident goes to stderr.
         sys.stdout = sys.stderr
+    else:
+        source, sink = StreamSource(output_stream), StreamSink(input_stream)
+    transport = StdioTransport(source, sink, reserved=reserved_kwargs(agent))
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -672,7 +802,7 @@ async def serve(config: AgentConfig, input_stream: Any = None, output_stream: An
     log.info("agent.start", version=__version__)
     try:
         # The SDK answers -32601 for the ``acp.Agent`` methods this agent leaves out.
-        await acp.run_agent(cast(acp.Agent, agent), input_stream, output_stream)
+        await acp.run_agent(cast(acp.Agent, agent), transport)
     finally:
         await agent.shutdown()
         log.info("agent.stop")
@@ -726,6 +856,7 @@ def cli_main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     level = getattr(logging, str(args.log_level).upper())
     configure_logging(sys.stderr, level=level)
+    structlog.configure(processors=[_redact_log_fields, *structlog.get_config()["processors"]])
     root = logging.getLogger()
     root.handlers[:] = [_StdlibToStructlog()]
     root.setLevel(max(level, logging.WARNING))

@@ -27,10 +27,13 @@ from ..events import (
     AuthStatus,
     Event,
     ModelFallback,
+    ModelRefusalFallback,
+    ModelRefusalNoFallback,
     QueryError,
     Result,
     WorkerShuttingDown,
 )
+from ..history import text_of
 
 __all__ = ["MalformedMessage", "from_sdk_exception", "from_sdk_message", "from_stream_json", "text_of"]
 
@@ -50,32 +53,6 @@ def _error_kind(value: object) -> str | None:
     return "unrecognized"
 
 
-def text_of(content: object) -> str:
-    """The text of a message's ``content`` (a string, or a list of blocks with ``text``)."""
-    if isinstance(content, str):
-        return content
-    # ``list``/``dict`` first: the common case, and far cheaper than the ABC checks.
-    if not isinstance(content, (list, tuple)) and (
-        not isinstance(content, Sequence) or isinstance(content, (bytes, bytearray))
-    ):
-        return ""
-    if len(content) == 1:
-        block = content[0]
-        if isinstance(block, dict) and block.get("type", "text") == "text":
-            text = block.get("text")
-            return text if isinstance(text, str) else ""
-    parts: list[str] = []
-    for block in content:
-        if isinstance(block, (dict, Mapping)):
-            if block.get("type", "text") == "text" and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        else:
-            text = getattr(block, "text", None)
-            if isinstance(text, str) and not hasattr(block, "thinking"):
-                parts.append(text)
-    return "".join(parts)
-
-
 def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
     if subtype == "api_retry":
         return ApiRetry(
@@ -88,6 +65,22 @@ def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
         return ModelFallback(content=_str(data.get("content")) or "")
     if subtype == "worker_shutting_down":
         return WorkerShuttingDown(reason=_str(data.get("reason")))
+    if subtype == "model_refusal_fallback":
+        return ModelRefusalFallback(
+            original_model=_str(data.get("original_model")) or "the model",
+            fallback_model=_str(data.get("fallback_model")) or "the fallback model",
+            direction=_str(data.get("direction")),
+            scope=_str(data.get("scope")),
+            category=_str(data.get("api_refusal_category")) or None,
+            explanation=_str(data.get("api_refusal_explanation")) or None,
+        )
+    if subtype == "model_refusal_no_fallback":
+        # Only a banner about the user's own message explains a refusal (the reference adapter).
+        if data.get("refused_user_message_uuid", "") is None:
+            return ModelRefusalNoFallback()
+        return ModelRefusalNoFallback(
+            explanation=_str(data.get("api_refusal_explanation")) or _str(data.get("content")) or None
+        )
     return None
 
 
@@ -129,12 +122,17 @@ def _stream_assistant(line: Mapping[str, Any]) -> Event:
     error = line.get("error")
     model = message.get("model")
     uuid = line.get("uuid")
+    refusal = None
+    if message.get("stop_reason") == "refusal":
+        details = message.get("stop_details")
+        refusal = _str(details.get("explanation")) if isinstance(details, Mapping) else None
     return Assistant(
         text=text_of(message.get("content")),
         model=model if isinstance(model, str) else None,
         error=_error_kind(error),
         top_level=line.get("parent_tool_use_id") is None,
         uuid=uuid if isinstance(uuid, str) else None,
+        refusal=refusal or None,
     )
 
 

@@ -62,14 +62,21 @@ _MAX_CANDIDATES = 16
 
 
 def _prefix_pattern(prefixes: tuple[str, ...]) -> re.Pattern[bytes]:
-    """One alternation with the prefixes' common start factored out, so ``re`` scans for that literal
-    (``You``) instead of trying every alternative at every byte (~15x faster on synthetic lines)."""
-    encoded = [p.encode() for p in prefixes]
-    common = encoded[0]
-    while not all(p.startswith(common) for p in encoded):
-        common = common[:-1]
-    rest = b"|".join(re.escape(p[len(common) :]) for p in encoded)
-    return re.compile(re.escape(common) + b"(?:" + rest + b")")
+    """One alternation with each group's common start factored out (the prefixes grouped by their
+    first byte), so ``re`` scans for a few literals (``You``, ``Fable 5 ...``) instead of trying every
+    alternative at every byte (~15x faster on synthetic lines)."""
+    groups: dict[bytes, list[bytes]] = {}
+    for prefix in prefixes:
+        raw = prefix.encode()
+        groups.setdefault(raw[:1], []).append(raw)
+    parts: list[bytes] = []
+    for group in groups.values():
+        common = group[0]
+        while not all(e.startswith(common) for e in group):
+            common = common[:-1]
+        rest = b"|".join(re.escape(e[len(common) :]) for e in group)
+        parts.append(re.escape(common) + b"(?:" + rest + b")")
+    return re.compile(b"|".join(parts))
 
 
 # A synthetic message can only be a usage limit if one of the stable prefixes is in its bytes, or
@@ -130,9 +137,8 @@ class _Replayer:
             self.on_message(self.lineno, out)
 
     def parse(self, raw: bytes) -> Any:
-        try:
-            obj = _loads(raw)
-        except (ValueError, RecursionError):
+        obj = _decode(raw)
+        if obj is None:
             self.view.malformed += 1
             return None
         return history_entry(obj) if isinstance(obj, dict) else None
@@ -156,8 +162,9 @@ class _Replayer:
             self.feed_entry(found[1])
             self.lineno = here
 
-    def line(self, lineno: int, raw: bytes, kind: bytes | None) -> None:
-        """One line not skipped by :func:`_skipped`, with ``kind`` its first :data:`_KIND` marker.
+    def line(self, lineno: int, raw: bytes, kind: bytes | None, *, known: bool = False) -> None:
+        """One line not skipped by :func:`_skipped`, with ``kind`` its first :data:`_KIND` marker
+        (``known``: its top-level ``type``, read by a parse; ``None`` then means not a message).
 
         The drivers hand over only lines with a marker or a ``\\u`` escape: any other changes nothing.
         """
@@ -173,7 +180,7 @@ class _Replayer:
                     self.feed_entry(entry)
             return
         if kind is None:
-            if not _ESCAPE(raw):
+            if known or not _ESCAPE(raw):
                 return
             entry = self.parse(raw)  # the type itself may be written with escapes
             if entry is None:
@@ -208,8 +215,18 @@ class _Replayer:
         if _skipped(buf, pos, end):
             return
         m = _KIND.search(buf, pos, end)
-        if m is not None or _ESCAPE(buf, pos, end):
-            self.line(lineno, buf[pos:end], None if m is None else m.group(1))
+        if m is None and not _ESCAPE(buf, pos, end):
+            return
+        raw = buf[pos:end]
+        if m is not None and not buf.startswith(_TYPE_FIRST, pos, end):
+            # The first marker of a line whose ``type`` is not its first key may be nested (a tool
+            # input holding ``{"type":"user"}`` inside ``message``): only a parse says which it is.
+            # (The CLI writes some real answers message-first.)
+            obj = _decode(raw)
+            kind = obj.get("type") if isinstance(obj, dict) else None
+            self.line(lineno, raw, kind.encode() if kind in ("user", "assistant") else None, known=True)
+            return
+        self.line(lineno, raw, None if m is None else m.group(1))
 
     def finish(self, lines: int) -> ReplayView:
         if self.candidates:
@@ -255,6 +272,22 @@ def replay_lines(
     for lineno, raw in enumerate(lines, start=1):
         r.consider(raw, 0, len(raw), lineno)
     return r.finish(lineno)
+
+
+def _decode(raw: bytes) -> Any:
+    """The JSON value of one line, or ``None`` when it is not JSON.
+
+    Invalid UTF-8 is read as U+FFFD (as ``lifecycle trace``, the SDK's transcript reader and
+    ``session/load`` do): one bad byte in a line does not hide the usage limit it reports.
+    """
+    try:
+        return _loads(raw)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return None
 
 
 #: Bytes read at a time by :func:`replay_stream` (memory is this plus the longest line).

@@ -20,7 +20,7 @@ from ..events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, Qu
 from ..history import load_history
 from ..incident import TransitionObserver
 from ..ledger import SessionLedger
-from ..negotiation import negotiate
+from ..negotiation import negotiate, notices_capable
 from ..redaction import redact
 
 __all__ = ["TraceDriver", "run_trace"]
@@ -43,6 +43,7 @@ class TraceDriver:
         self._report = report
         self._observer = observer
         self._negotiated = False
+        self._notices = False
         self._sessions: dict[str, SessionLedger] = {}
         self._current: SessionLedger | None = None
         self._epochs = 0
@@ -91,7 +92,11 @@ class TraceDriver:
             raise _LineError("sessionId must be a non-empty string")
         self._epochs += 1
         ledger = SessionLedger(
-            session_id, negotiated=self._negotiated, epoch=f"e{self._epochs}", observer=self._observer
+            session_id,
+            negotiated=self._negotiated,
+            epoch=f"e{self._epochs}",
+            observer=self._observer,
+            notices=self._notices,
         )
         self._sessions[session_id] = ledger
         self._current = ledger
@@ -101,6 +106,7 @@ class TraceDriver:
         what = line.get("event")
         if what == "initialize":
             self._negotiated = negotiate(line.get("clientCapabilities"))
+            self._notices = notices_capable(line.get("clientCapabilities"))
         elif what == "session":
             self._open(line.get("sessionId"))
         elif what == "load":

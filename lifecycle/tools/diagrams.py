@@ -3,10 +3,14 @@
 Everything is rendered from the python-statemachine classes themselves
 (:class:`lifecycle.incident.IncidentMachine`, :class:`lifecycle.session_flow.SessionFlow`) and from
 :data:`lifecycle.conditions.CONDITIONS`: Mermaid (``.md``, shown inline on GitHub), Graphviz DOT
-(``.dot``) and SVG (``dot -Tsvg``, from Debian's ``graphviz``). Transitions are labelled with their
-event and their guard (the guards are named after the recovery policies; the tables also give
-each recovery transition's policy). Output is deterministic: declaration order, no timestamps,
-no paths, and the Graphviz version comment is dropped from the SVG.
+(``.dot``) and SVG (``dot -Tsvg``, from Debian's ``graphviz``). A transition is labelled
+``event [guard] / actions``: its guards (named after the recovery policies; the tables also give
+each recovery transition's policy) and the actions it declares (for ``SessionFlow``, the ledger's
+effects). The transitions between the same two states are one edge whose label lists them, one
+per line; a compound state (``SessionFlow.in_turn``) is drawn around its children (Mermaid
+``state X { ... }``, a DOT cluster) and a transition declared on it is drawn once, from it.
+Output is deterministic: declaration order, no timestamps, no paths, and the Graphviz version
+comment is dropped from the SVG.
 
 It also fills the generated blocks of the documentation: every
 ``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END GENERATED: name -->`` pair in ``README.md`` and
@@ -30,8 +34,9 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-from statemachine import StateMachine
+from statemachine import State, StateMachine
 
 from ..conditions import render_conditions_markdown
 from ..incident import RECOVERY_EVENTS, IncidentMachine
@@ -41,9 +46,11 @@ __all__ = [
     "BLOCKS",
     "EXAMPLE",
     "MACHINES",
+    "Transition",
     "block_files",
     "blocks_in",
     "cli_main",
+    "edges",
     "find_root",
     "generated_blocks",
     "marker_problems",
@@ -70,8 +77,12 @@ MACHINES: dict[str, tuple[type[StateMachine], str, str]] = {
     "session-flow": (
         SessionFlow,
         "One session's prompt turns",
-        "The ledger's turn bookkeeping. `lifecycle check` steps this class in lockstep with the real "
-        "`SessionLedger` through every reachable abstract state and fails when they disagree.",
+        "The machine that decides the prompt turn. `SessionLedger` classifies each input into one of "
+        "its events, asks it (its `MachineAnswers` asks a real instance once per state and event) and "
+        "performs the effects the transition's actions name, in order; an event with no transition "
+        "from the current state changes nothing. A transition declared on `in_turn` applies in each of "
+        "its states; entering `in_turn` enters `running`. `lifecycle check` checks that the ledger's "
+        "turn moves exactly as declared (`session_flow_is_the_truth`).",
     ),
 }
 
@@ -85,13 +96,60 @@ EXAMPLE = "rate-limit-then-recovery"
 _POLICY_OF_EVENT = {event: policy.value for policy, event in RECOVERY_EVENTS.items()}
 
 
-def transitions(cls: type[StateMachine]) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
-    """``(source, event, target, guards)`` for every declared transition, in declaration order."""
-    for state in cls.states:
+class Transition(NamedTuple):
+    """One declared transition of one event: its source and target state ids, the guards that
+    must hold, and the actions it runs (for ``SessionFlow``, the names of the ledger's effects)."""
+
+    source: str
+    event: str
+    target: str
+    guards: tuple[str, ...]
+    actions: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        """``event [guard and guard] / action, action``."""
+        text = self.event + (f" [{' and '.join(self.guards)}]" if self.guards else "")
+        return text + (f" / {', '.join(self.actions)}" if self.actions else "")
+
+
+def transitions(cls: type[StateMachine]) -> Iterator[Transition]:
+    """Every declared transition (one per event), in declaration order, nested states included.
+
+    A transition declared on a compound state is listed once, from the compound; its actions are
+    the callbacks its declaration names (python-statemachine's naming conventions, such as
+    ``on_<event>``, are not declarations and are left out).
+    """
+    for state in cls.states_map.values():
         for t in state.transitions:
             guards = tuple(str(c) for c in t.cond)
+            actions = tuple(str(a) for a in t.on if not a.is_convention)
             for event in t.events:
-                yield state.id, str(event.id), t.target.id, guards
+                yield Transition(state.id, str(event.id), t.target.id, guards, actions)
+
+
+def edges(cls: type[StateMachine]) -> dict[tuple[str, str], list[Transition]]:
+    """The transitions grouped by ``(source, target)``: one drawn edge each, in the order of each
+    pair's first declaration, its transitions in declaration order."""
+    out: dict[tuple[str, str], list[Transition]] = {}
+    for t in transitions(cls):
+        out.setdefault((t.source, t.target), []).append(t)
+    return out
+
+
+def _compounds(cls: type[StateMachine]) -> list[State]:
+    """The compound states, in declaration order."""
+    return [s for s in cls.states_map.values() if s.states]
+
+
+def _initial_child(state: State) -> State:
+    return next(s for s in state.states if s.initial)
+
+
+def _inside(cls: type[StateMachine], state_id: str) -> str | None:
+    """The id of the compound state that directly holds ``state_id`` (None: top level)."""
+    parent = cls.states_map[state_id].parent
+    return parent.id if parent is not None else None
 
 
 def _policy(event: str, guards: tuple[str, ...]) -> str | None:
@@ -101,40 +159,75 @@ def _policy(event: str, guards: tuple[str, ...]) -> str | None:
     return None
 
 
-def _label(event: str, guards: tuple[str, ...]) -> str:
-    # The guards are named after the recovery policies (``recovers_on_auth``...): the label is
-    # the event and its guard; the pages' tables add the policy's wire name.
-    return event + (f" [{' and '.join(guards)}]" if guards else "")
-
-
 def render_mermaid(cls: type[StateMachine]) -> str:
-    """A Mermaid ``stateDiagram-v2`` of ``cls``."""
+    """A Mermaid ``stateDiagram-v2`` of ``cls``: compound states as ``state X { ... }`` blocks,
+    one edge per pair of states whose label lists its transitions, one per line (``<br/>``)."""
     lines = ["stateDiagram-v2", "    direction LR"]
     initial = next(s.id for s in cls.states if s.initial)
     lines.append(f"    [*] --> {initial}")
-    for source, event, target, guards in transitions(cls):
-        lines.append(f"    {source} --> {target} : {_label(event, guards)}")
-    for s in cls.states:
+    grouped = edges(cls)
+
+    def edge(key: tuple[str, str], indent: str) -> str:
+        return f"{indent}{key[0]} --> {key[1]} : {'<br/>'.join(t.label for t in grouped[key])}"
+
+    for compound in _compounds(cls):
+        if compound.parent is not None:
+            continue  # drawn inside its parent's block
+        lines.extend(_mermaid_block(cls, compound, grouped, edge, "    "))
+    for key in grouped:
+        if _inside(cls, key[0]) is None or _inside(cls, key[0]) != _inside(cls, key[1]):
+            lines.append(edge(key, "    "))
+    for s in cls.states_map.values():
         if s.final:
             lines.append(f"    {s.id} --> [*]")
     return "\n".join(lines) + "\n"
 
 
+def _mermaid_block(
+    cls: type[StateMachine],
+    compound: State,
+    grouped: dict[tuple[str, str], list[Transition]],
+    edge: Callable[[tuple[str, str], str], str],
+    indent: str,
+) -> list[str]:
+    inner = indent + "    "
+    lines = [f"{indent}state {compound.id} {{", f"{inner}[*] --> {_initial_child(compound).id}"]
+    for child in compound.states:
+        if child.states:
+            lines.extend(_mermaid_block(cls, child, grouped, edge, inner))
+    for key in grouped:
+        if _inside(cls, key[0]) == compound.id and _inside(cls, key[1]) == compound.id:
+            lines.append(edge(key, inner))
+    lines.append(f"{indent}}}")
+    return lines
+
+
 def _table(cls: type[StateMachine]) -> str:
-    rows = ["| state | event | guard (recovery policy) | target |", "| --- | --- | --- | --- |"]
-    for source, event, target, guards in transitions(cls):
-        guard = ", ".join(f"`{g}`" for g in guards) or "-"
-        policy = _policy(event, guards)
+    declared = list(transitions(cls))
+    with_actions = any(t.actions for t in declared)
+    head = "| state | event | guard (recovery policy) |" + (" effects (actions) |" if with_actions else "")
+    rows = [head + " target |", "| --- | --- | --- |" + (" --- |" if with_actions else "") + " --- |"]
+    for t in declared:
+        guard = ", ".join(f"`{g}`" for g in t.guards) or "-"
+        policy = _policy(t.event, t.guards)
         if policy:
             guard += f" (`{policy}`)"
-        rows.append(f"| `{source}` | `{event}` | {guard} | `{target}` |")
+        source = f"`{t.source}`"
+        state = cls.states_map[t.source]
+        if state.states:
+            source += " (any of " + ", ".join(f"`{c.id}`" for c in state.states) + ")"
+        target = f"`{t.target}`"
+        if cls.states_map[t.target].states:
+            target += f" (enters `{_initial_child(cls.states_map[t.target]).id}`)"
+        effects = (" " + (", ".join(f"`{a}`" for a in t.actions) or "-") + " |") if with_actions else ""
+        rows.append(f"| {source} | `{t.event}` | {guard} |{effects} {target} |")
     return "\n".join(rows) + "\n"
 
 
 def render_markdown(stem: str) -> str:
     """The ``diagrams/<stem>.md`` page: Mermaid diagram and transition table."""
     cls, title, about = MACHINES[stem]
-    doc = (cls.__doc__ or "").strip().splitlines()[0]
+    doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())  # its first paragraph
     return (
         f"# {title}\n\n"
         f"Generated by `lifecycle diagrams` from `{cls.__module__}.{cls.__name__}` ({doc}). Do not edit.\n\n"
@@ -147,24 +240,79 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _dot_lines(lines: list[str]) -> str:
+    """A DOT label of several left-aligned lines (``\\l`` ends each line)."""
+    return '"' + "".join(_quote(line)[1:-1] + "\\l" for line in lines) + '"'
+
+
 def render_dot(cls: type[StateMachine]) -> str:
-    """Graphviz DOT of ``cls``."""
+    """Graphviz DOT of ``cls``: a compound state is a cluster (``subgraph cluster_<id>``) with its
+    own start point, where an edge into it ends; an edge out of it is clipped at the cluster's
+    border (``ltail``); one edge per pair of states, its transitions one per line (``\\l``)."""
     out = [
         f"digraph {_quote(cls.__name__)} {{",
         "    rankdir=LR;",
+        "    compound=true;",
+        "    nodesep=0.5;",
+        "    ranksep=0.9;",
         '    node [shape=box, style="rounded", fontname="Helvetica"];',
         '    edge [fontname="Helvetica", fontsize=10];',
         '    "__start" [shape=point, label=""];',
     ]
     for s in cls.states:
-        shape = ", peripheries=2" if s.final else ""
-        out.append(f"    {_quote(s.id)} [label={_quote(s.id)}{shape}];")
-    initial = next(s.id for s in cls.states if s.initial)
-    out.append(f'    "__start" -> {_quote(initial)};')
-    for source, event, target, guards in transitions(cls):
-        out.append(f"    {_quote(source)} -> {_quote(target)} [label={_quote(_label(event, guards))}];")
+        out.extend(_dot_state(s, "    "))
+    initial = next(s for s in cls.states if s.initial)
+    out.append(f'    "__start" -> {_node(initial)};')
+    order = {state_id: i for i, state_id in enumerate(cls.states_map)}
+    for (source, target), group in edges(cls).items():
+        tail, head = cls.states_map[source], cls.states_map[target]
+        label = _dot_lines([t.label for t in group])
+        if order[target] < order[source] and not _contains(tail, head):
+            # A way back (to a state declared earlier): drawn reversed, so that the layout
+            # follows declaration order and the way back does not pull its target forward.
+            out.append(f"    {_node(head)} -> {_node(tail)} [label={label}, dir=back{_clip('lhead', tail)}];")
+        else:
+            out.append(f"    {_node(tail)} -> {_node(head)} [label={label}{_clip('ltail', tail)}];")
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _contains(outer: State, inner: State) -> bool:
+    """Whether ``inner`` is ``outer`` or one of its descendants."""
+    node: State | None = inner
+    while node is not None:
+        if node is outer:
+            return True
+        node = node.parent
+    return False
+
+
+def _node(state: State) -> str:
+    """The DOT node an edge from or to ``state`` is drawn at: a compound's own start point (an
+    edge into the compound enters it there; one out of it is clipped at its border)."""
+    return _quote(f"__start_{state.id}" if state.states else state.id)
+
+
+def _clip(attr: str, state: State) -> str:
+    return f", {attr}={_quote('cluster_' + state.id)}" if state.states else ""
+
+
+def _dot_state(state: State, indent: str) -> list[str]:
+    if not state.states:
+        shape = ", peripheries=2" if state.final else ""
+        return [f"{indent}{_quote(state.id)} [label={_quote(state.id)}{shape}];"]
+    inner = indent + "    "
+    start = _quote(f"__start_{state.id}")
+    lines = [
+        f"{indent}subgraph {_quote('cluster_' + state.id)} {{",
+        f'{inner}label={_quote(state.id)}; style="rounded"; fontname="Helvetica";',
+        f'{inner}{start} [shape=point, label=""];',
+    ]
+    for child in state.states:
+        lines.extend(_dot_state(child, inner))
+    lines.append(f"{inner}{start} -> {_quote(_initial_child(state).id)};")
+    lines.append(f"{indent}}}")
+    return lines
 
 
 _VERSION_COMMENT = re.compile(r"<!-- Generated by graphviz version [^>]*-->\n")

@@ -2,13 +2,14 @@
 
 Rules
 -----
-Each mutant seeds one realistic bug into the *real* code (the ledger, the incident machine, the
-client projection, the title pipeline) by monkeypatching it for the duration of one exploration,
-and is restored afterwards, whatever happens. A mutant is caught when the explorer reports a
-violation; the self-test fails unless every mutant is caught, and reports which invariant caught
-each one and the shortest trace that shows it. Mutants wrap the real functions rather than copy
-them, so they keep working while the core evolves; a mutant whose target no longer exists fails
-loudly (it is reported as not applicable, which fails the self-test).
+Each mutant seeds one realistic bug into the *real* code (the ledger, the way it asks the turn
+machine, the incident machine, the client projection, the title pipeline) by monkeypatching it
+for the duration of one exploration, and is restored afterwards, whatever happens. A mutant is
+caught when the explorer reports a violation; the self-test fails unless every mutant is caught,
+and reports which invariant caught each one and the shortest trace that shows it. Mutants wrap
+the real functions rather than copy them, so they keep working while the core evolves; a mutant
+whose target no longer exists fails loudly (it is reported as not applicable, which fails the
+self-test).
 
 This is the only place where core code is patched.
 """
@@ -25,7 +26,7 @@ from typing import Any
 from .. import client as client_mod
 from .. import ledger as ledger_mod
 from .. import titles as titles_mod
-from ..conditions import Recovery
+from ..conditions import Recovery, classify_assistant_error
 from ..events import (
     ApiRetry,
     Assistant,
@@ -35,6 +36,7 @@ from ..events import (
     ModelFallback,
     Result,
 )
+from ..ids import turn_error_id
 from ..incident import IncidentMachine
 from ..wire import Action, SessionFailure, Severity, attach_record
 from .explorer import (
@@ -149,15 +151,21 @@ def _tombstone_on_recovery(p: _Patches) -> None:
     p.attr(ledger_mod.SessionLedger, "_recover", recover)
 
 
+def _in_turn(ledger: Any) -> bool:
+    """The ledger's turn is running (its flow is one of ``SessionFlow.in_turn``'s leaves)."""
+    view = ledger.turn
+    return view is not None and not view.settled
+
+
 def _warning_settles_prompt(p: _Patches) -> None:
     orig = _handler(ApiRetry)
 
     def on_retry(self: Any, ev: ApiRetry) -> None:
+        running = _in_turn(self)
         orig(self, ev)
-        turn = self._open_turn()
-        if turn is not None and self._negotiated:  # "a retry warning answers the prompt"
-            turn.settled = True
-            self._outbox.append(ledger_mod._Settle(turn.turn_id, "end_turn"))
+        if running and self._negotiated and self._turn is not None:  # "a retry warning answers the prompt"
+            self._flow = "idle"
+            self._outbox.append(ledger_mod._Settle(self._turn.turn_id, "end_turn"))
 
     p.item(ledger_mod._HANDLERS, ApiRetry, on_retry)
 
@@ -223,16 +231,16 @@ def _stale_runtime_accepted(p: _Patches) -> None:
 
 
 def _terminal_failure_on_session_update(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._settle_failure
+    orig = ledger_mod.SessionLedger._settle
 
-    def settle_failure(self: Any, turn: Any, cond: Any, text: str, fallback_key: str) -> None:
-        orig(self, turn, cond, text, fallback_key)
+    def settle_failure(self: Any, turn: Any, *args: Any, **kwargs: Any) -> None:
+        orig(self, turn, *args, **kwargs)
         last = self._outbox[-1] if self._outbox else None
         if isinstance(last, ledger_mod._Publish) and last.prompt_turn is not None:
             last.prompt_turn = None  # "show it like every other record, then answer the prompt"
             self._outbox.append(ledger_mod._Settle(turn.turn_id, "end_turn"))
 
-    p.attr(ledger_mod.SessionLedger, "_settle_failure", settle_failure)
+    p.attr(ledger_mod.SessionLedger, "_settle", settle_failure)
 
 
 def _replay_ignores_later_answer(p: _Patches) -> None:
@@ -301,7 +309,7 @@ def _late_result_settles_again(p: _Patches) -> None:
 
     def on_result(self: Any, ev: Result) -> None:
         turn = self._turn
-        if turn is not None and turn.settled:  # "every result answers its prompt"
+        if turn is not None and not _in_turn(self):  # "every result answers its prompt"
             self._outbox.append(ledger_mod._Settle(turn.turn_id, "end_turn"))
             return
         orig(self, ev)
@@ -319,6 +327,68 @@ def _warning_recommends_retry(p: _Patches) -> None:
             last.condition = dataclasses.replace(last.condition, actions=(Action.RETRY,))
 
     p.item(ledger_mod._HANDLERS, ApiRetry, on_retry)
+
+
+# -- the contract-parity rules (the prompt turn as ``SessionFlow`` decides it)
+
+
+def _is_error_beats_stop_reason(p: _Patches) -> None:
+    orig: Callable[[object, object], str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
+
+    def result_event(is_error: object, stop_reason: object) -> str:
+        if is_error:  # "an error is an error, whatever the stop reason"
+            return "result_error"
+        return orig(is_error, stop_reason)
+
+    p.attr(ledger_mod, "result_event", result_event)
+
+
+def _held_failure_beats_stop_reason(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._ask_turn
+
+    def ask_turn(self: Any, event: str) -> Any:
+        if event == "result_stop" and self._flow == "failing":  # "Claude already said what failed"
+            event = "result_error"
+        return orig(self, event)
+
+    p.attr(ledger_mod.SessionLedger, "_ask_turn", ask_turn)
+
+
+def _loss_after_error_result_swallowed(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._runtime_lost
+
+    def runtime_lost(self: Any, *args: Any, **kwargs: Any) -> None:
+        turn = self._turn
+        if self._flow == "idle" and turn is not None and turn_error_id(turn.turn_id) in self._active:
+            # "right after an error result, the exception is the SDK repeating it" (the old timing guess)
+            self._worker_stopping = False
+            return
+        orig(self, *args, **kwargs)
+
+    p.attr(ledger_mod.SessionLedger, "_runtime_lost", runtime_lost)
+
+
+def _held_failure_beats_loss(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._ask_turn
+
+    def ask_turn(self: Any, event: str) -> Any:
+        if event == "transport_lost" and self._flow == "failing":  # "Claude's own text is the better title"
+            event = "stream_ended"
+        return orig(self, event)
+
+    p.attr(ledger_mod.SessionLedger, "_ask_turn", ask_turn)
+
+
+def _cancelled_turn_failure_published(p: _Patches) -> None:
+    orig = _handler(Assistant)
+
+    def on_assistant(self: Any, ev: Assistant) -> None:
+        draining = self._flow == "cancelled"
+        orig(self, ev)
+        if draining and ev.top_level and ev.error is not None:  # "Claude said it failed: show it"
+            self._background_failure(classify_assistant_error(ev.error, ev.text), ev.text, "error_result")
+
+    p.item(ledger_mod._HANDLERS, Assistant, on_assistant)
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -350,6 +420,16 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("late_result_settles_again", "a late result settles an already settled prompt again",
            _late_result_settles_again),
     Mutant("warning_recommends_retry", "an api_retry warning carries the retry action", _warning_recommends_retry),
+    Mutant("is_error_beats_stop_reason", "an is_error result with stop_reason max_tokens or refusal is a failure",
+           _is_error_beats_stop_reason),
+    Mutant("held_failure_beats_stop_reason", "a refusal after Claude's failure text settles with that failure",
+           _held_failure_beats_stop_reason),
+    Mutant("loss_after_error_result_swallowed", "a runtime loss right after an error result is ignored",
+           _loss_after_error_result_swallowed),
+    Mutant("held_failure_beats_loss", "a runtime loss after Claude's failure text settles with that failure",
+           _held_failure_beats_loss),
+    Mutant("cancelled_turn_failure_published", "a cancelled turn's late failure is published as a session record",
+           _cancelled_turn_failure_published),
 )
 
 

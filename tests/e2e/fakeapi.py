@@ -50,6 +50,7 @@ __all__ = [
     "Reply",
     "RequestRecord",
     "StallReply",
+    "echo_reply",
     "error_reply",
     "free_port",
     "gateway_jwt",
@@ -164,15 +165,22 @@ class MessageReply(Reply):
 
 @dataclass
 class ErrorReply(Reply):
-    """An HTTP error with the Anthropic error envelope as JSON body."""
+    """An HTTP error with the Anthropic error envelope as JSON body.
+
+    ``echo`` (off by default) makes a hostile body: the error ``message`` is followed by what a
+    misbehaving gateway echoes back (:func:`echo_text`): the request line and every request
+    header (the API key, the ``Authorization`` token), a ``user:password@host`` URL, an upstream
+    API key, the password again in prose, a home path and a Python stack trace.
+    """
 
     status: int
     error_type: str
     message: str
     headers: dict[str, str] = field(default_factory=dict)
+    echo: bool = False
 
     def describe(self) -> str:
-        return f"{self.status} {self.error_type}"
+        return f"{self.status} {self.error_type}" + (" echo" if self.echo else "")
 
 
 @dataclass
@@ -245,6 +253,38 @@ def tool_use_reply(
 
 def error_reply(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> ErrorReply:
     return ErrorReply(status, error_type, message, dict(headers or {}))
+
+
+#: What :func:`echo_text` puts in a hostile error body besides the request's own headers.
+ECHO_URL_PASSWORD = "hunter2pass"
+ECHO_API_KEY = "sk-ant-api03-" + "Ec7hoK2mP9vL4nR8tW1yB5cH3jF6dG0sA" + "-FAKEfakeFAKE"
+ECHO_URL = f"https://alice:{ECHO_URL_PASSWORD}@gateway.internal:8443/v1/messages"
+ECHO_HOME_PATH = "/home/alice/.config/gateway/settings.json"
+ECHO_TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "/srv/gateway/app.py", line 42, in forward\n'
+    "    response = upstream.post(url, headers=headers)\n"
+    "UpstreamError: upstream refused the request"
+)
+
+
+def echo_reply(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> ErrorReply:
+    """An error whose body echoes the request back (see :class:`ErrorReply` ``echo``)."""
+    return ErrorReply(status, error_type, message, dict(headers or {}), echo=True)
+
+
+def echo_text(rec: RequestRecord) -> str:
+    """The request as a misbehaving gateway echoes it: request line and headers (one a line),
+    a credentialed upstream URL, the gateway's own upstream API key, the URL's password once
+    more in prose, a home path and a Python stack trace."""
+    lines = [f"{rec.method} {rec.path} HTTP/1.1"]
+    lines += [f"{name}: {value}" for name, value in rec.headers.items()]
+    lines += [
+        f"upstream {ECHO_URL} with key {ECHO_API_KEY} rejected the request (cookie {ECHO_URL_PASSWORD})",
+        f"config {ECHO_HOME_PATH}",
+        ECHO_TRACEBACK,
+    ]
+    return "\n".join(lines)
 
 
 def _usage_limit_headers() -> dict[str, str]:
@@ -587,11 +627,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.api._stopping.wait(reply.seconds)
             self._drop()
         elif isinstance(reply, ErrorReply):
+            message = f"{reply.message}\n{echo_text(rec)}" if reply.echo else reply.message
             self._send_json(
                 reply.status,
                 {
                     "type": "error",
-                    "error": {"type": reply.error_type, "message": reply.message},
+                    "error": {"type": reply.error_type, "message": message},
                     "request_id": f"req_fake{_hex(16)}",
                 },
                 reply.headers,

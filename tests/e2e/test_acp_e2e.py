@@ -3,6 +3,9 @@ which drives the real bundled Claude Code CLI against the fake Anthropic API on 
 
 One agent process per client kind (a capable client that negotiated ``sessionFailure``, and a
 legacy one) serves every scenario, each in a fresh ACP session (so a fresh Claude Code process).
+No test depends on another having run: a failed session that two tests look at (the usage limit,
+the rate limit) is made by whichever of them runs first (:func:`failed_session`), and the tests
+that stop an agent start their own.
 The agent runs with the gateway-token environment (``ANTHROPIC_BASE_URL`` + an
 ``ANTHROPIC_AUTH_TOKEN`` JWT, see ``claude_cli.cli_env``), the only route to the CLI's usage-limit
 texts; the other faults behave as with an API key, with the gateway's wording.
@@ -37,7 +40,6 @@ from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities
 
 from lifecycle import ClientProjection, SessionFailure, read_record
-from lifecycle.titles import retry_title
 
 from .claude_cli import cli_env, cli_pids, sanitize_path
 from .fakeapi import CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
@@ -48,6 +50,13 @@ ROOT = Path(__file__).resolve().parents[2]
 AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
 KINDS = ["capable", "legacy"]
 MAX_RETRIES = 2  # CLAUDE_CODE_MAX_RETRIES in cli_env: 3 requests per failing prompt
+#: The adapter's retry progress titles for MAX_RETRIES = 2, written out (Claude supplies no text
+#: for ``api_retry``): with an HTTP response as README.md's first trace shows them, without one
+#: (``error_status: null``) in the project's wording (tests/test_titles.py).
+RETRY_TITLES = {
+    True: ["Retrying Claude, attempt 1 of 2.", "Retrying Claude, attempt 2 of 2."],
+    False: ["Reconnecting to Claude, attempt 1 of 2.", "Reconnecting to Claude, attempt 2 of 2."],
+}
 
 RATE_MESSAGE = "e2e: this key sent too many requests"
 OVERLOAD_MESSAGE = "Overloaded"
@@ -203,6 +212,7 @@ class AgentUnderTest:
         self.returncode: int | None = None
         self.stopped = False
         self.init: dict[str, Any] = {}
+        self._frames_changed = threading.Condition()
 
     # -------------------------------------------------------------- lifecycle
 
@@ -245,7 +255,14 @@ class AgentUnderTest:
         self.init = next(m for d, m in self.frames[start:] if d == StreamDirection.INCOMING and "result" in m)
 
     def _observe(self, ev: StreamEvent) -> None:
-        self.frames.append((ev.direction, ev.message))
+        with self._frames_changed:
+            self.frames.append((ev.direction, ev.message))
+            self._frames_changed.notify_all()
+
+    def wait_frames(self, predicate: Any, timeout: float = 15) -> None:
+        """Block until ``predicate()`` holds; re-checked on every frame the client sees."""
+        with self._frames_changed:
+            assert self._frames_changed.wait_for(predicate, timeout), "the expected frame never arrived"
 
     def stop(self) -> None:
         if self.stopped:
@@ -391,8 +408,8 @@ def check_retried_failure(
     incident = f"{turn}:error"
     warnings = out.info_records()
     assert [(w.id, w.revision, w.severity.value, w.category.value, w.title, w.actions) for w in warnings] == [
-        (incident, i, "warning", warning_category, retry_title(i, MAX_RETRIES, has_response=has_response), ())
-        for i in range(1, MAX_RETRIES + 1)
+        (incident, i, "warning", warning_category, title, ())
+        for i, title in enumerate(RETRY_TITLES[has_response], start=1)
     ]
     assert out.result is not None and out.result["stopReason"] == "end_turn"
     final = out.response_record()
@@ -431,15 +448,27 @@ def test_initialize_negotiates_the_extension(kind: str, agents: Any) -> None:
     assert line["negotiated"] is agent.capable
 
 
+def failed_session(agent: AgentUnderTest, name: str) -> tuple[str, str, Outcome]:
+    """A session whose one prompt failed (``name``: "usage_limit" or "rate_limit"): made once per
+    agent, by whichever test asks first, and never prompted again by any test."""
+    if name not in agent.state:
+        sid = agent.new_session()
+        text = f"{name.replace('_', ' ')} ({agent.kind})"
+        if name == "usage_limit":
+            out = agent.prompt(sid, text, "usage_limit_gateway")
+        else:
+            out = agent.prompt(sid, text, rate_limited(), rate_limited(), rate_limited())
+        agent.state[name] = (sid, text, out)
+    result: tuple[str, str, Outcome] = agent.state[name]
+    return result
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_rate_limit_retries_then_fails(kind: str, agents: Any) -> None:
     agent = agents(kind)
-    sid = agent.new_session()
-    text = f"rate limit ({kind})"
-    out = agent.prompt(sid, text, rate_limited(), rate_limited(), rate_limited())
+    sid, text, out = failed_session(agent, "rate_limit")
     assert RATE_MESSAGE in agent.claude_text(sid)
     check_retried_failure(agent, out, text, category="limit", warning_category="limit", actions=["retry"])
-    agent.state["rate_limited"] = (sid, text)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -527,20 +556,10 @@ def test_auth_failure_then_successful_auth(kind: str, agents: Any) -> None:
         assert log[recovered[0]]["to_state"] == "historical"
 
 
-def run_usage_limit(agent: AgentUnderTest) -> tuple[str, str, Outcome]:
-    if "usage_limit" not in agent.state:
-        sid = agent.new_session()
-        text = f"usage limit ({agent.kind})"
-        out = agent.prompt(sid, text, "usage_limit_gateway")
-        agent.state["usage_limit"] = (sid, text, out)
-    result: tuple[str, str, Outcome] = agent.state["usage_limit"]
-    return result
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_usage_limit_gateway_route(kind: str, agents: Any) -> None:
     agent = agents(kind)
-    sid, text, out = run_usage_limit(agent)
+    sid, text, out = failed_session(agent, "usage_limit")
     claude = agent.claude_text(sid)
     assert claude.startswith("You've hit your")  # the CLI's own usage-limit message
     if not agent.capable:
@@ -564,8 +583,12 @@ def test_usage_limit_gateway_route(kind: str, agents: Any) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_load_restores_the_failed_session(kind: str, agents: Any) -> None:
     agent = agents(kind)
-    sid, text, live = run_usage_limit(agent)
+    # a session of its own: this test prompts it again after the load
+    sid = agent.new_session()
+    text = f"usage limit to load ({kind})"
+    live = agent.prompt(sid, text, "usage_limit_gateway")
     claude = agent.claude_text(sid)
+    assert claude.startswith("You've hit your")
     out = agent.load(sid)
     assert out.result == {}
     restored_id = None
@@ -601,16 +624,22 @@ def test_load_restores_the_failed_session(kind: str, agents: Any) -> None:
     after = agent.prompt(sid, f"after load ({kind})", "success")
     assert after.result == {"stopReason": "end_turn"}
     assert text in json.dumps(agent.api.message_requests[-1].body["messages"])
-    if "rate_limited" in agent.state:
-        # only usage-limit messages are typed on replay (spec: "History replay"); other
-        # failures come back as the prose Claude stored, for either client
-        other_sid, other_text = agent.state["rate_limited"]
-        other = agent.load(other_sid)
-        assert other.kinds() == ["user_message_chunk", "agent_message_chunk"]
-        assert other.texts("user_message_chunk") == [other_text]
-        assert other.texts() == [agent.claude_text(other_sid)] and other.info_records() == []
     if restored_id is not None:  # the restored quota failure stays active until a real model answer
         agent.wait_log(lambda e: e.get("incident_id") == restored_id and e.get("transition") == "real_model_answer")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_load_gives_other_failures_back_as_prose(kind: str, agents: Any) -> None:
+    """Only usage-limit messages are typed on replay (spec: "History replay"); other failures
+    come back as the prose Claude stored, for either client."""
+    agent = agents(kind)
+    sid, text, _ = failed_session(agent, "rate_limit")
+    other = agent.load(sid)
+    assert other.result == {}
+    assert other.kinds() == ["user_message_chunk", "agent_message_chunk"]
+    assert other.texts("user_message_chunk") == [text]
+    assert other.texts() == [agent.claude_text(sid)] and other.info_records() == []
+    assert RATE_MESSAGE in agent.claude_text(sid)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -662,34 +691,43 @@ def test_runtime_replaced_after_claude_code_died(kind: str, agents: Any) -> None
     # the SDK's stream raises (ProcessError): the runtime is lost while idle
     lost = agent.wait_log(lambda e: e.get("session_id") == sid and e.get("event") == "runtime.failed")
     assert lost["generation"] == 0 and lost["error_type"] == "ProcessError"
-    if agent.capable:  # the session-scoped record is sent right after that line
-        deadline = time.monotonic() + 10
-        while not _session_frames(agent, sid, start) and time.monotonic() < deadline:
-            time.sleep(0.05)
-    time.sleep(0.2)
-    between = _session_frames(agent, sid, start)
+    (epoch,) = [e["epoch"] for e in agent.log() if e.get("session_id") == sid and e.get("event") == "session.new"]
+    incident = f"{sid}:{epoch}:1"  # a session-scoped incident: epoch + sequence
+    if agent.capable:
+        # the ledger logs the transition when it commits, after the send: then wait for the frame
+        agent.wait_log(lambda e: e.get("incident_id") == incident and e.get("transition") == "fail")
+        agent.wait_frames(lambda: bool(_session_frames(agent, sid, start)))
+    else:
+        agent.wait_log(
+            lambda e: e.get("session_id") == sid and e.get("event") == "ledger.background_failure_legacy_not_shown"
+        )
     after = agent.prompt(sid, f"after the crash ({kind})", "success")
-    assert after.result == {"stopReason": "end_turn"} and len(after.texts()) == 1
+    assert after.result == {"stopReason": "end_turn"} and len(after.texts()) == 1 and after.info_records() == []
     # a new runtime (generation 1) resumed the same Claude session
     starts = [e for e in agent.log() if e.get("session_id") == sid and e.get("event") == "runtime.start"]
     assert [(e["generation"], e["resume"]) for e in starts] == [(0, False), (1, True)]
     assert "before the crash" in json.dumps(agent.api.message_requests[-1].body["messages"])
+    # everything the client saw for the session since the kill, the next prompt's exchange included
+    since_kill = _session_frames(agent, sid, start)
+    before_prompt = [f for f in since_kill if f not in after.frames]
     if agent.capable:
-        # the lost runtime is a session-scoped incident (epoch + sequence) until the replacement
+        # the lost runtime is one record, sent at once, until the replacement recovers it silently
         view = ClientProjection()
-        view.receive_all(between)
+        view.receive_all(since_kill)
         (record,) = view.records
-        assert [e.carrier for e in view.entries] == ["session_info_update"]
+        assert [e.carrier for e in view.entries if e.record is not None] == ["session_info_update"]
+        sent_at_once = ClientProjection()
+        sent_at_once.receive_all(before_prompt)
+        assert sent_at_once.records == [record] and record.id == incident
         assert (record.category.value, record.severity.value, [a.value for a in record.actions]) == (
             "connection",
             "error",
             ["new_session"],
         )
-        (epoch,) = [e["epoch"] for e in agent.log() if e.get("session_id") == sid and e.get("event") == "session.new"]
-        assert record.id == f"{sid}:{epoch}:1"
-        agent.wait_log(lambda e: e.get("incident_id") == record.id and e.get("transition") == "runtime_replaced")
+        agent.wait_log(lambda e: e.get("incident_id") == incident and e.get("transition") == "runtime_replaced")
     else:
-        assert between == []  # legacy: a background loss is not shown
+        assert before_prompt == []  # legacy: a background loss is not shown
+        assert "jetbrains" not in json.dumps(since_kill)
 
 
 def test_configuration_reaches_claude_code(tmp_path: Path) -> None:
@@ -711,9 +749,17 @@ def test_configuration_reaches_claude_code(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_agent_exits_cleanly_and_kept_stdout_for_the_protocol(kind: str, agents: Any) -> None:
-    agent = agents(kind)
-    agent.stop()
+def test_the_agent_exits_cleanly_and_kept_stdout_for_the_protocol(kind: str, tmp_path: Path) -> None:
+    """An agent of its own (stopping the shared one would end the other tests' agent): one failed
+    prompt, then the client goes away."""
+    agent = AgentUnderTest(kind, tmp_path)
+    try:
+        agent.start()
+        sid = agent.new_session()
+        out = agent.prompt(sid, f"before the exit ({kind})", "usage_limit_gateway")
+        assert (out.error is None) is agent.capable  # a record for the capable client, an error otherwise
+    finally:
+        agent.stop()
     assert agent.returncode == 0
     assert cli_pids(agent.config_dir) == [], "Claude Code processes left behind"
     assert agent.parse_errors.count == 0, "the agent wrote something other than JSON-RPC to stdout"

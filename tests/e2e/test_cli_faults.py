@@ -1,6 +1,7 @@
 """The real Claude Code CLI 2.1.332 under injected API faults must yield what was recorded.
 
-One test per scenario of section A of ``shared/fixtures/claude-cli-2.1.332/README.md``.  The
+One test per scenario of section A of ``tests/fixtures/claude-cli-2.1.332/README.md`` (the
+recordings, vendored; tests/fixtures/README.md says where they came from).  The
 live run and the recording are reduced to the same *signature* (the parts that are stable
 across runs) and compared whole:
 
@@ -328,7 +329,6 @@ def test_bundled_cli_is_the_recorded_version() -> None:
     assert claude_agent_sdk.__version__ == "0.2.189"
 
 
-
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_scenario_matches_recording(name: str, tmp_path: Path) -> None:
     expected = _drop_unstable(recorded_signature(name), name)
@@ -449,8 +449,12 @@ def test_responder_401_until_flag_flips(tmp_path: Path) -> None:
 
 
 def test_cli_contacts_only_the_fake_server(tmp_path: Path) -> None:
+    """Requires strace (never skipped): it records every connect() of the CLI's process tree."""
     if shutil.which("strace") is None:
-        pytest.fail("strace is needed to watch the CLI's connect() calls")
+        pytest.fail(
+            "strace is not installed: this test watches the CLI's connect() calls with it. "
+            "Install it (apt-get install strace; .ci/run does) and run the test again."
+        )
     run = run_query("success", workdir=tmp_path, trace_connect=True)
     assert run.exception is None
     inet = [c for c in run.connects() if c.startswith(("AF_INET ", "AF_INET6 "))]

@@ -186,7 +186,8 @@ def test_legacy_ledger_keeps_the_json_rpc_error_and_the_text(runs: dict[str, Cli
     real = [run.text_of(m) for m in run.assistant_messages if m.model != "<synthetic>" and run.text_of(m)]
 
     if EXPECTED[name] is None:
-        assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and "_meta" not in settle.to_jsonrpc()["result"]
+        assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn"
+        assert "_meta" not in settle.to_jsonrpc()["result"]
         assert log.chunks == real
         return
     assert isinstance(settle, PromptErrorOut)
@@ -403,7 +404,8 @@ def test_recovery_across_turns_on_one_client(tmp_path: Path) -> None:
     assert t2.active_after[answer] == []
     assert t2.records == [] and not _has_info_update(t2)
     (settle,) = t2.settles
-    assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn" and "_meta" not in settle.to_jsonrpc()["result"]
+    assert isinstance(settle, PromptResponseOut) and settle.stop_reason == "end_turn"
+    assert "_meta" not in settle.to_jsonrpc()["result"]
     assert driver.client.record(limit.id) == limit  # the transcript entry stays as it was
 
     # turn 3: 429 twice, then an answer: warnings, then a plain end_turn; nothing stays active

@@ -118,11 +118,13 @@ def test_midstream_error_and_usage_limit_headers() -> None:
         assert r.status == 529
         r.read()
     with FakeAnthropicAPI("usage_limit_gateway") as api:
+        before = int(time.time())
         _, r = post(api)
         r.read()
+        after = int(time.time())
         assert r.status == 429 and r.getheader("x-should-retry") == "false"
         reset = int(r.getheader("anthropic-ratelimit-unified-reset"))
-        assert abs(reset - (time.time() + 3 * 3600)) < 60
+        assert before + 3 * 3600 <= reset <= after + 3 * 3600  # three hours after the request
         assert r.getheader("anthropic-ratelimit-unified-representative-claim") == "five_hour"
         assert api.message_requests[0].reply_headers["anthropic-ratelimit-unified-status"] == "rejected"
 
@@ -149,13 +151,13 @@ def test_stall_is_released_on_stop_and_callables() -> None:
         _, r = post(api, {**BODY, "stream": False})
         assert r.status == 418
         r.read()
+        # the client gives up after 10 s, long before the 60 s stall would end by itself: were the
+        # stall not released, getresponse() would raise TimeoutError, which pytest.raises rejects
         c = http.client.HTTPConnection("127.0.0.1", api.port, timeout=10)
         c.request("POST", "/v1/messages", body=json.dumps(BODY))
         assert api.wait_for_requests(2, timeout=5)
-    t = time.monotonic()
     with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError)):
         c.getresponse()  # stop() released the stalled request
-    assert time.monotonic() - t < 5
 
 
 def test_every_scenario_name_and_jwt() -> None:

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conftest import FIXTURES
+
 from lifecycle import PromptStarted
 from lifecycle.claude import from_sdk_exception, from_sdk_message
 from lifecycle.events import Event
@@ -17,7 +19,7 @@ from lifecycle.history import load_history
 
 __all__ = ["HERE", "history_events", "recorded_events", "sdk_object"]
 
-HERE = Path(__file__).resolve().parent.parent / "fixtures" / "claude-cli-2.1.332"
+HERE: Path = FIXTURES
 
 
 def sdk_object(line: dict[str, Any]) -> Any:

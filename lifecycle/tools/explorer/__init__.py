@@ -4,8 +4,9 @@ Rules
 -----
 * The explorer runs the real code: every step feeds real events (SDK lines translated by
   :func:`lifecycle.claude.from_stream_json`, adapter events as :mod:`lifecycle.cli.trace` makes them)
-  into a real :class:`~lifecycle.ledger.SessionLedger` whose incidents move only by the answers
-  of real :class:`~lifecycle.incident.IncidentMachine` instances, and delivers what it plans to a real
+  into a real :class:`~lifecycle.ledger.SessionLedger` whose incidents and prompt turn move only
+  by the answers of real :class:`~lifecycle.incident.IncidentMachine` and
+  :class:`~lifecycle.session_flow.SessionFlow` instances, and delivers what it plans to a real
   :class:`~lifecycle.client.ClientProjection`. Nothing here restates *how* the ledger decides;
   the invariants restate *what* the spec requires, one spec sentence each.
 * An abstract state is the root and the ledger's VIEW (see the comment at :func:`ledger_view`):
@@ -35,11 +36,15 @@ question), so cloning one is copying its slots; every run makes its own answers,
 (mutant) machine class is asked afresh.
 
 Every edge is checked against every invariant; every new state is also checked for traps (each
-active incident must still be able to leave the active set through its own policy's event).
+active incident must still be able to leave the active set through its own policy's event; a
+notice has none).
 The first violation of each invariant is reported with the shortest path to it (BFS order), as
 ``lifecycle trace`` input lines (``tests/conformance/FORMAT.md``). Coverage of every declared
-``IncidentMachine`` and :class:`~lifecycle.session_flow.SessionFlow` transition, and a list of
-expected reachability targets, make sure the explorer is not vacuous; ``--mutants`` seeds real
+``IncidentMachine`` and :class:`~lifecycle.session_flow.SessionFlow` transition (a transition the
+bounds cannot reach is named with the reason: :func:`.invariants.beyond_bounds`), and a list of
+expected reachability targets, make sure the explorer is not vacuous; the explorer steps its own
+copy of the turn by ``SessionFlow``'s declared transitions from each action's declared flow event
+and compares it with ``SessionLedger.flow`` on every edge; ``--mutants`` seeds real
 bugs and requires each to be caught (:mod:`lifecycle.tools.mutants`).
 
 Modules

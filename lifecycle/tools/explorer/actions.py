@@ -25,6 +25,7 @@ from ...events import (
     AuthStatus,
     Cancelled,
     Event,
+    InternalError,
     Outbound,
     PromptErrorOut,
     PromptResponseOut,
@@ -47,12 +48,15 @@ from .world import (
     CAPABLE,
     EPOCH,
     FALLBACK_TEXTS,
+    INTERNAL_ERROR_NOTE,
     LEGACY,
     LIMIT_TEXT,
     LOCAL_COMMAND_TEXT,
+    MAX_TOKENS_TEXT,
     OLDER_LIMIT_TEXT,
     QUERY_ERROR_TEXT,
     RATE_TEXT,
+    REFUSAL_TEXT,
     RESULT_ERROR_TEXT,
     SESSION_ID,
     STALE_RUNTIME_NOTE,
@@ -120,6 +124,9 @@ def _retry(world: World, status: int | None, kind: str) -> Line:
 class Action:
     """One letter of the alphabet: the trace lines it feeds, when it is enabled, what it may end.
 
+    ``flow_event`` is the :class:`~lifecycle.session_flow.SessionFlow` event the spec makes of it
+    (None: it is no turn event and must leave the turn where it is); the explorer steps its own
+    copy of the flow by the class's declared transitions and compares it to the ledger's.
     ``recovers`` is the spec's table, not the ledger's: the recovery policies whose incidents may
     leave the active set on this event (spec: "Internal recovery").
     """
@@ -133,6 +140,10 @@ class Action:
     failure_kind: str | None = None  # Claude failure text of this kind (reference for legacy codes)
     settles_with_failure: bool = False  # ends a running turn as a failure (spec reference)
     publishes_nothing: bool = False  # recovery-only events: nothing may be sent
+    ends_runtime: bool = False  # the query iterator threw or ended: the runtime is dead until replaced
+    loss: bool = False  # the runtime was lost (rule 6: a connection failure with new_session)
+    stop_reason: str | None = None  # a result whose stop reason wins over ``is_error`` (rule 4)
+    turn_frame: bool = False  # an SDK message of the prompt's turn (rule 7: absorbed after cancel)
 
 
 # The environment: a Claude runtime emits SDK messages only while it is alive; once its query
@@ -151,6 +162,31 @@ def _alive(world: World, bounds: Bounds) -> bool:
 
 def _while_running(world: World, bounds: Bounds) -> bool:
     return world.running and not world.dead
+
+
+def _while_cancelled(world: World, bounds: Bounds) -> bool:
+    """The prompt was answered ``cancelled`` and its turn's stream still drains (a live runtime)."""
+    return world.flow == "cancelled" and not world.dead
+
+
+def _background_allowed(world: World) -> bool:
+    """A background (session-scoped) record may appear: once a prompt has run, while no incident
+    is active. A constraint on the environment, like the incident bound: a background record
+    before the first prompt, or on top of other incidents, only repeats the space a later one
+    already reaches with one more incident in it (and multiplies it)."""
+    return world.ledger.turn is not None and not world.active
+
+
+def _idle_background(world: World, bounds: Bounds) -> bool:
+    """No prompt runs and no cancelled turn drains (a live runtime), and a background record may
+    appear (:func:`_background_allowed`)."""
+    return world.flow == "idle" and not world.dead and _background_allowed(world)
+
+
+def _internal_error_allowed(world: World, bounds: Bounds) -> bool:
+    """The adapter fails while it handles what the live runtime sent: in a running turn it
+    settles the turn; outside one it is a background record (see :func:`_background_allowed`)."""
+    return not world.dead and (world.running or _background_allowed(world))
 
 
 def _retry_revision(world: World) -> int:
@@ -182,7 +218,12 @@ def _turn_id(world: World) -> str:
     return f"t{world.turns + 1}"
 
 
+def _result(text: str, *, is_error: bool, **fields: Any) -> Line:
+    return {"type": "result", "subtype": "success", "is_error": is_error, "result": text, **fields}
+
+
 _ANSWER_RECOVERS = frozenset({Recovery.REAL_MODEL_ANSWER, Recovery.CONFIRMED_ATTEMPT})
+_ATTEMPT_RECOVERS = frozenset({Recovery.CONFIRMED_ATTEMPT})
 
 ACTIONS: tuple[Action, ...] = (
     Action("prompt", lambda w: (adapter_line("prompt", turnId=_turn_id(w)),), _prompt_allowed, "prompt"),
@@ -199,13 +240,14 @@ ACTIONS: tuple[Action, ...] = (
     ),
     # The first retry of a turn got an HTTP response (429), the next one none (a connection
     # error): both kinds, one letter (the VIEW would merge their successors anyway).
-    Action("api_retry", lambda w: (_retry_line(w),), _retry_allowed, "api_retry"),
+    Action("api_retry", lambda w: (_retry_line(w),), _retry_allowed, "api_retry", turn_frame=True),
     Action(
         "rate_limit_error",
         lambda w: (_assistant(RATE_TEXT, "<synthetic>", "rate_limit"),),
         _while_running,
         "claude_failure",
         failure_kind="rate_limit",
+        turn_frame=True,
     ),
     Action(
         "auth_error",
@@ -213,6 +255,7 @@ ACTIONS: tuple[Action, ...] = (
         _while_running,
         "claude_failure",
         failure_kind="auth",
+        turn_frame=True,
     ),
     Action(
         "usage_limit_error",
@@ -220,47 +263,72 @@ ACTIONS: tuple[Action, ...] = (
         _while_running,
         "claude_failure",
         failure_kind="usage_limit",
+        turn_frame=True,
+    ),
+    # Rule 7: the cancelled turn's stream drains; its failure arrives after ``cancel``.
+    Action(
+        "cancelled_turn_failure",
+        lambda w: (_assistant(RATE_TEXT, "<synthetic>", "rate_limit"),),
+        _while_cancelled,
+        "claude_failure",
+        turn_frame=True,
+    ),
+    # Claude's failure with no prompt running: a session-scoped (background) record.
+    Action(
+        "background_failure",
+        lambda w: (_assistant(AUTH_TEXT, "<synthetic>", "authentication_failed"),),
+        _idle_background,
+        "claude_failure",
     ),
     Action(
         "real_answer",
         lambda w: (_assistant(ANSWER_TEXT, "claude-opus-4-5"),),
-        _while_running,
+        _alive,  # also a cancelled turn's late answer, and one outside a prompt
         "real_answer",
         recovers=_ANSWER_RECOVERS,
+        turn_frame=True,
     ),
+    # A ``<synthetic>`` local-command answer proves nothing: no turn event at all.
     Action(
-        "local_command", lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),), _while_running, "local_command"
+        "local_command",
+        lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),),
+        _while_running,
+        turn_frame=True,
     ),
     Action(
         "result_success",
-        lambda w: (
-            {
-                "type": "result",
-                "subtype": "success",
-                "is_error": False,
-                "result": ANSWER_TEXT,
-                "stop_reason": "end_turn",
-            },
-        ),
+        lambda w: (_result(ANSWER_TEXT, is_error=False, stop_reason="end_turn"),),
         _alive,
         "result_success",
-        recovers=frozenset({Recovery.CONFIRMED_ATTEMPT}),
+        recovers=_ATTEMPT_RECOVERS,
+        turn_frame=True,
     ),
     Action(
         "result_error",
-        lambda w: (
-            {
-                "type": "result",
-                "subtype": "success",
-                "is_error": True,
-                "result": RESULT_ERROR_TEXT,
-                "api_error_status": 529,
-                "terminal_reason": "api_error",
-            },
-        ),
+        lambda w: (_result(RESULT_ERROR_TEXT, is_error=True, api_error_status=529, terminal_reason="api_error"),),
         _alive,
         "result_error",
         settles_with_failure=True,
+        turn_frame=True,
+    ),
+    # Rule 4: the stop reason wins over ``is_error`` (both as the CLI sends them: is_error true).
+    Action(
+        "result_max_tokens",
+        lambda w: (_result(MAX_TOKENS_TEXT, is_error=True, stop_reason="max_tokens"),),
+        _alive,
+        "result_stop",
+        recovers=_ATTEMPT_RECOVERS,
+        stop_reason="max_tokens",
+        turn_frame=True,
+    ),
+    Action(
+        "result_refusal",
+        lambda w: (_result(REFUSAL_TEXT, is_error=True, stop_reason="refusal", terminal_reason="api_error"),),
+        _alive,
+        "result_stop",
+        recovers=_ATTEMPT_RECOVERS,
+        stop_reason="refusal",
+        turn_frame=True,
     ),
     Action(
         "auth_ok",
@@ -279,17 +347,36 @@ ACTIONS: tuple[Action, ...] = (
         "query_error",
         lambda w: (adapter_line("query_error", message=QUERY_ERROR_TEXT),),
         _alive,
-        "runtime_lost",
+        "transport_lost",
         settles_with_failure=True,
+        ends_runtime=True,
+        loss=True,
     ),
     Action(
         "worker_shutdown_eof",
         lambda w: ({"type": "system", "subtype": "worker_shutting_down", "reason": "idle"}, adapter_line("query_end")),
         _alive,
-        "runtime_lost",
+        "transport_lost",
+        settles_with_failure=True,
+        ends_runtime=True,
+        loss=True,
+    ),
+    Action(
+        "query_end",
+        lambda w: (adapter_line("query_end"),),
+        _alive,
+        "stream_ended",
+        settles_with_failure=True,
+        ends_runtime=True,
+    ),
+    # The adapter's own failure while it handles what the live runtime sent.
+    Action(
+        "internal_error",
+        lambda w: (adapter_line("internal_error", note=INTERNAL_ERROR_NOTE),),
+        _internal_error_allowed,
+        "internal_error",
         settles_with_failure=True,
     ),
-    Action("query_end", lambda w: (adapter_line("query_end"),), _alive, "runtime_lost", settles_with_failure=True),
     Action(
         "runtime_replaced",
         lambda w: (adapter_line("runtime_replaced"),),
@@ -310,7 +397,8 @@ ACTIONS: tuple[Action, ...] = (
             },
         ),
         lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices,  # emitted during a query
-        recovers=frozenset({Recovery.NEVER}),  # only by a newer notice superseding it
+        # A newer notice retires none (only the oldest beyond lifecycle.ledger.MAX_ACTIVE_NOTICES).
+        recovers=frozenset({Recovery.NEVER}),
     ),
     Action("cancel", lambda w: (adapter_line("cancel"),), _while_running, "cancel"),
     Action(
@@ -456,6 +544,8 @@ def _event_for(line: Line, world: World) -> Event | None:
         return AuthStatus(ok=line.get("ok") is True)
     if what == "late_event":
         return from_stream_json(line["line"])
+    if what == "internal_error":
+        return InternalError()
     raise ValueError(f"no event for adapter line {what!r}")  # pragma: no cover
 
 
@@ -490,7 +580,7 @@ def _finish(step: Step) -> None:
             w.notices += 1
         elif action.name == "runtime_replaced":
             w.dead = False
-        if action.flow_event == "runtime_lost":
+        if action.ends_runtime:
             w.dead = True
         if action.failure_kind and step.was_running and step.before and step.before.turn_failure is None:
             w.turn_failure = action.failure_kind

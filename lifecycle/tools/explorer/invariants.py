@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ... import ledger as ledger_mod
 from ...client import ClientProjection
 from ...conditions import Recovery
 from ...events import (
@@ -26,7 +27,6 @@ from ...events import (
     AuthStatus,
     Cancelled,
     Event,
-    ModelFallback,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -36,13 +36,24 @@ from ...events import (
 )
 from ...ids import IdKind, IncidentId, parse_id, turn_error_id
 from ...incident import RECOVERY_EVENTS
-from ...wire import AIR_VERSION, MalformedRecordError, SessionFailure, Severity, air_of, attach_record, read_record
+from ...wire import (
+    AIR_VERSION,
+    Category,
+    MalformedRecordError,
+    SessionFailure,
+    Severity,
+    air_of,
+    attach_record,
+    read_record,
+)
+from ...wire import Action as WireAction
 from .actions import Step, drain, outcome
 from .world import (
     ANSWER_TEXT,
     EPOCH,
     SECRET_MARKERS,
     SESSION_ID,
+    Bounds,
     Recorder,
     World,
     clone_value,
@@ -56,6 +67,7 @@ __all__ = [
     "TARGETS",
     "Invariant",
     "Target",
+    "beyond_bounds",
     "check_escape",
     "invariant",
 ]
@@ -394,7 +406,9 @@ def legacy_unchanged(s: Step) -> str | None:
         return "a legacy session holds active incidents"
     if s.failure_settle_expected:
         settles = [out for out, _ in s.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
-        code = -32000 if s.before and s.before.turn_failure == "auth" else -32603
+        # Claude's authentication failure settles with -32000, unless the runtime was lost (rule 6).
+        auth = s.before is not None and s.before.turn_failure == "auth" and not (s.action and s.action.loss)
+        code = -32000 if auth else -32603
         if len(settles) != 1 or not isinstance(settles[0], PromptErrorOut) or settles[0].code != code:
             got = [outcome(o) for o in settles]
             return f"{s.name} ended a legacy turn as a failure with {got}, expected JSON-RPC error {code}"
@@ -463,16 +477,99 @@ def replay_latest_only(s: Step) -> str | None:
 
 
 @invariant
+def stop_reason_wins(s: Step) -> str | None:
+    """A stop reason wins over ``is_error`` (contract rule 4): a result whose stop reason is
+    ``max_tokens`` or ``refusal`` settles the prompt with exactly that stop reason, even when
+    ``is_error`` is true and whatever Claude said before, and no record is published for it."""
+    action = s.action
+    if action is None or action.stop_reason is None:
+        return None
+    for _, _, rec in s.records():
+        return f"{s.name} published {rec.id} r{rec.revision} ({rec.category.value})"
+    before = {a.id for a in s.before_active}
+    if new := [a.id for a in s.after.active if a.id not in before]:
+        return f"{s.name} made {new} active"
+    settles = [out for out, _ in s.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
+    settled_with = [out.stop_reason if isinstance(out, PromptResponseOut) else outcome(out) for out in settles]
+    if s.was_running and settled_with != [action.stop_reason]:
+        return f"{s.name} settled the prompt with {[outcome(o) for o in settles]}, expected {action.stop_reason}"
+    return None
+
+
+def _is_loss_record(rec: SessionFailure) -> bool:
+    return rec.category is Category.CONNECTION and WireAction.NEW_SESSION in rec.actions
+
+
+@invariant
+def runtime_loss_never_swallowed(s: Step) -> str | None:
+    """Runtime loss is never swallowed (contract rule 6): a query transport loss
+    (``query_error``) or a worker-shutdown EOF is a ``connection`` failure with ``new_session``,
+    whatever came before (a running, answered or failing turn, right after an error result, a
+    cancelled turn still draining, no turn at all), and it stays active until
+    ``runtime_replaced``."""
+    action = s.action
+    if action is None:
+        return None
+    for a in s.left:
+        if a.category is Category.CONNECTION and a.recovery is Recovery.RUNTIME_REPLACED and not (
+            action.recovers >= {Recovery.RUNTIME_REPLACED}
+        ):
+            return f"the connection failure {a.id} left the active set on {s.name}"
+    if not action.loss or not s.after.ledger.negotiated:
+        return None  # legacy: the JSON-RPC error of a running turn (legacy_unchanged)
+    losses = [(ok, rec) for _, ok, rec in s.records() if _is_loss_record(rec)]
+    if not losses:
+        shown = [f"{rec.id} ({rec.category.value}, {[a.value for a in rec.actions]})" for _, _, rec in s.records()]
+        return f"{s.name} published no connection failure with new_session (published: {shown})"
+    active = {a.id: a for a in s.after.active}
+    for ok, rec in losses:
+        got = active.get(rec.id)
+        if ok and (got is None or got.recovery is not Recovery.RUNTIME_REPLACED):
+            return f"{rec.id} was delivered for {s.name} but is not active until runtime_replaced"
+    return None
+
+
+@invariant
+def cancelled_turn_makes_no_record(s: Step) -> str | None:
+    """A cancelled turn makes no record (contract rule 7): ``cancel`` answers the prompt
+    ``cancelled`` and publishes nothing, and nothing the cancelled turn sends afterwards (Claude's
+    failure, its error result, a late answer), until its result arrives or the next prompt
+    starts, creates or changes a record."""
+    action, before = s.action, s.before
+    if action is None or before is None:
+        return None
+    cancelling = action.name == "cancel" and s.was_running
+    draining = action.turn_frame and before.flow == "cancelled"
+    if not (cancelling or draining):
+        return None
+    for _, _, rec in s.records():
+        return f"{s.name} {'at' if cancelling else 'after'} cancel published {rec.id} r{rec.revision}"
+    was = {a.id: a for a in s.before_active}
+    for a in s.after.active:
+        old = was.get(a.id)
+        if old is None or (old.state, old.revision) != (a.state, a.revision):
+            return f"{s.name} after cancel made {a.id} {a.state} r{a.revision}"
+    if draining and (settled := [o.turn_id for o, _ in s.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]):
+        return f"{s.name} after cancel settled {settled} again"
+    return None
+
+
+@invariant
 def session_flow_is_the_truth(s: Step) -> str | None:
-    """The session-flow diagram (``lifecycle.session_flow.SessionFlow``) shows what the ledger
-    does: its declared transitions predict the ledger's turn state after every event."""
+    """The prompt turn moves only as ``lifecycle.session_flow.SessionFlow`` declares: each input
+    is the flow event the spec makes of it (a stop-reason result ``result_stop``, a thrown query or
+    a worker-shutdown EOF ``transport_lost``, any other EOF ``stream_ended``, a local-command
+    answer no event at all), and the ledger's flow state after every step is the declared
+    transition's target (unchanged when none is declared)."""
     actual = ledger_flow_state(s.after.ledger)
     if s.after.flow != actual:
         return f"SessionFlow says {s.after.flow!r} after {s.name}, the ledger's turn is {actual!r}"
     return None
 
 
-#: Escape scripts: the events that, per the spec, end an incident under each policy.
+#: Escape scripts: the events that, per the spec, end an incident under each policy (a notice,
+#: ``never``, has none: notices are not cleared by generic success, and another notice is not
+#: evidence that an older one recovered).
 def _escape_events(policy: Recovery) -> tuple[Event, ...]:
     prompt = PromptStarted(turn_id="t-escape")
     answer = Assistant(text=ANSWER_TEXT, model="claude-opus-4-5")
@@ -482,7 +579,7 @@ def _escape_events(policy: Recovery) -> tuple[Event, ...]:
         Recovery.RUNTIME_REPLACED: (RuntimeReplaced(),),
         Recovery.REAL_MODEL_ANSWER: (prompt, answer),
         Recovery.CONFIRMED_ATTEMPT: (prompt, answer, ok),
-        Recovery.NEVER: (prompt, answer, ok, ModelFallback(content="Switched to claude-haiku-4-5")),
+        Recovery.NEVER: (),
     }
     return scripts[policy]
 
@@ -492,7 +589,7 @@ RECOVERY_REACHABLE = Invariant(
     "No trap: every active incident still leaves the active set through its own policy's event "
     "(restored quota remains active until a real model answer; authentication until successful "
     "auth_status; transport loss until runtime replacement; other turn-scoped failures until a "
-    "later confirmed attempt; a notice until a newer notice).",
+    "later confirmed attempt; a notice has no recovery event).",
     lambda s: None,  # a state property: see Explorer._escape
 )
 
@@ -501,9 +598,11 @@ def check_escape(world: World) -> str | None:
     """The escape check of one configuration: None, or why an active incident cannot recover."""
     active = world.active
     for policy in sorted({a.recovery for a in active}, key=lambda p: p.value):
+        events: tuple[Event, ...] = _escape_events(policy)
+        if not events:
+            continue
         recorder = Recorder()
         w = world.clone(recorder)
-        events: tuple[Event, ...] = _escape_events(policy)
         if w.running:
             events = (Cancelled(), *events)
         try:
@@ -523,6 +622,21 @@ def check_escape(world: World) -> str | None:
 # ---------------------------------------------------------------------------- reachability targets
 
 
+def beyond_bounds(bounds: Bounds) -> dict[str, str]:
+    """Declared ``IncidentMachine`` transitions no path within ``bounds`` can fire, each with the
+    reason (the run does not require them to fire; anything else declared must)."""
+    out: dict[str, str] = {}
+    limit = getattr(ledger_mod, "MAX_ACTIVE_NOTICES", None)
+    if isinstance(limit, int) and limit >= bounds.incidents:
+        out["noticed --superseded--> historical"] = (
+            f"only a notice beyond the {limit} newest active ones is retired "
+            f"(lifecycle.ledger.MAX_ACTIVE_NOTICES); states with more than {bounds.incidents} "
+            "active incidents are not expanded"
+        )
+    return out
+
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     name: str
@@ -535,6 +649,20 @@ def _active_with(s: Step, state: str, recovery: Recovery | None = None, min_revi
         a.state == state and (recovery is None or a.recovery is recovery) and a.revision >= min_revision
         for a in s.after.active
     )
+
+
+def _loss_after(s: Step, flow: str) -> bool:
+    """A delivered runtime-loss record is active after a loss in flow state ``flow``."""
+    if s.action is None or not s.action.loss or s.before is None or s.before.flow != flow:
+        return False
+    active = {a.id for a in s.after.active}
+    return any(ok and rec.id in active and _is_loss_record(rec) for _, ok, rec in s.records())
+
+
+def _error_result_before(s: Step) -> bool:
+    """The last turn was settled by its error result, whose record is still active."""
+    turn = s.before.ledger.turn if s.before else None
+    return turn is not None and any(a.id == turn_error_id(turn.turn_id) for a in s.before_active)
 
 
 def _outcomes(s: Step) -> list[str]:
@@ -569,9 +697,9 @@ TARGETS: tuple[Target, ...] = (
     Target("notice_active", "a model-fallback notice is active", lambda s: _active_with(s, "noticed")),
     Target("notice_updated", "consecutive notices reused one id", lambda s: _active_with(s, "noticed", None, 2)),
     Target(
-        "notice_superseded",
-        "a newer notice retired an older one",
-        lambda s: any(t[1] == "noticed" and t[3] == "superseded" for t in s.recorder.transitions),
+        "notices_kept",
+        "a newer notice left an older one active (another notice is not evidence that it recovered)",
+        lambda s: sum(a.state == "noticed" for a in s.after.active) >= 2,
     ),
     Target("three_active", "three incidents are active at once", lambda s: len(s.after.active) >= 3),
     Target(
@@ -612,6 +740,36 @@ TARGETS: tuple[Target, ...] = (
     Target("legacy_internal_error", "a legacy client got JSON-RPC -32603", lambda s: "error -32603" in _outcomes(s)),
     Target("legacy_auth_required", "a legacy client got JSON-RPC -32000", lambda s: "error -32000" in _outcomes(s)),
     Target("second_turn", "a second prompt ran", lambda s: s.after.turns >= 2),
+    Target(
+        "max_tokens_wins",
+        "an is_error result with stop_reason max_tokens settled its prompt max_tokens",
+        lambda s: s.name == "result_max_tokens" and "max_tokens" in _outcomes(s),
+    ),
+    Target(
+        "refusal_wins_over_claude_failure",
+        "a refusal result settled a turn holding Claude's failure with stopReason refusal",
+        lambda s: s.before is not None and s.before.flow == "failing" and "refusal" in _outcomes(s),
+    ),
+    Target(
+        "loss_after_error_result",
+        "a runtime loss right after a turn's error result is an active connection failure",
+        lambda s: _loss_after(s, "idle") and _error_result_before(s),
+    ),
+    Target(
+        "loss_while_failing",
+        "a runtime loss between a failed turn's assistant error and its result is an active connection failure",
+        lambda s: _loss_after(s, "failing"),
+    ),
+    Target(
+        "cancelled_turn_failure_absorbed",
+        "a cancelled turn's late assistant error arrived and was absorbed",
+        lambda s: s.name == "cancelled_turn_failure" and s.accepted,
+    ),
+    Target(
+        "cancelled_turn_result_absorbed",
+        "a cancelled turn's error result arrived and ended the draining turn",
+        lambda s: s.name == "result_error" and s.before is not None and s.before.flow == "cancelled",
+    ),
     Target("runtime_replaced", "the runtime was replaced", lambda s: s.after.ledger.runtime >= 1),
 )
 

@@ -29,7 +29,6 @@ from ...ids import IdKind, parse_id
 from ...incident import MachineAnswers
 from ...ledger import ActiveIncident, SessionLedger
 from ...negotiation import CAPABILITY
-from ...session_flow import flow_state_of
 from ...wire import with_air
 
 __all__ = [
@@ -66,6 +65,8 @@ AUTH_TEXT = f"Invalid API key · Please run /login · Authorization: {BEARER}"
 LIMIT_TEXT = "You've hit your 5-hour limit · resets 4:06pm (UTC)"
 OLDER_LIMIT_TEXT = "You've hit your session limit · resets 11:00am (UTC)"
 RESULT_ERROR_TEXT = f"API Error: 529 Overloaded · while reading {PRIVATE_PATH}"
+MAX_TOKENS_TEXT = f"Claude's response exceeded the output token maximum (x-api-key: {API_KEY})"
+REFUSAL_TEXT = f"API Error: Claude's safeguards flagged this message. Details: `[cyber]` ({PRIVATE_PATH})"
 QUERY_ERROR_TEXT = f"ProcessTransport is not ready for writing (ANTHROPIC_API_KEY={API_KEY}, cwd={PRIVATE_PATH})"
 AUTH_FAILED_TEXT = f"401 Unauthorized ({BEARER})"
 LOCAL_COMMAND_TEXT = "No response requested."
@@ -80,6 +81,8 @@ CAPABLE: dict[str, Any] = {"_meta": with_air(None, capabilities=[CAPABILITY])}
 LEGACY: dict[str, Any] = {}
 
 STALE_RUNTIME_NOTE = "not expressible in a trace: lifecycle trace reports this line and skips it"
+#: ``lifecycle trace`` has no adapter event for the adapter's own failure (``InternalError``).
+INTERNAL_ERROR_NOTE = "not expressible in a trace: lifecycle trace reports this line and skips it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +290,9 @@ def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
 #     This also bounds repeated warnings and notice updates: an update leads back to its state;
 #   * ``_last_record_id`` only by whether it names the active notice, and ``_runtime_incident``
 #     only by whether it is set: the only comparisons the ledger makes with them;
-#   * a settled turn only by its id (what it captured while running is never read again).
+#   * a settled turn (its flow state is ``idle`` or ``cancelled``) only by its id: what it
+#     captured while running is never read again (no transition out of those states names an
+#     effect that reads the turn's data; ``open_turn`` replaces it).
 _VIEW_DROP = frozenset(
     {"_observer", "_answers", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
 )
@@ -331,6 +336,8 @@ def ledger_view(ledger: SessionLedger) -> Hashable:
     """The abstract state of a ledger (see the VIEW comment above)."""
     parts: list[Hashable] = []
     notices = {a.id for a in ledger.active if a.state == "noticed"}
+    view = ledger.turn
+    settled = view is not None and view.settled  # the flow left in_turn (idle, or cancelled and draining)
     for name in _slots_of(type(ledger)):
         if name in _VIEW_DROP:
             continue
@@ -339,7 +346,7 @@ def ledger_view(ledger: SessionLedger) -> Hashable:
             parts.append(value in notices)
         elif name == "_runtime_incident":
             parts.append(value is not None)
-        elif name == "_turn" and value is not None and getattr(value, "settled", False):
+        elif name == "_turn" and value is not None and settled:
             parts.append(("settled turn", value.turn_id))  # what it captured no longer matters
         else:
             parts.append(_view(value))
@@ -408,14 +415,6 @@ class World:
 
 
 def ledger_flow_state(ledger: SessionLedger) -> str:
-    """The :class:`~lifecycle.session_flow.SessionFlow` state the ledger's turn is in.
-
-    ``failing`` is the running turn holding Claude's failure text; the public :class:`TurnView`
-    does not show it, so it is read from the turn itself (white-box, like the fingerprint).
-    """
-    turn = ledger.turn
-    running = turn is not None and not turn.settled
-    raw = getattr(ledger, "_turn", None)
-    failing = running and getattr(raw, "failure", None) is not None
-    return flow_state_of(running, bool(turn and turn.answered), failing)
-
+    """The :class:`~lifecycle.session_flow.SessionFlow` leaf state the ledger's turn is in
+    (``SessionLedger.flow``: the state the ledger keeps and asks its machine answers about)."""
+    return ledger.flow
