@@ -49,6 +49,16 @@ __all__ = [
 _ERROR = ":error"
 
 
+def _text(part: str | int) -> str:
+    # An id is shown to a client as JSON text: a lone surrogate (possible in a corrupt stored
+    # uuid or a hostile turn id) cannot be encoded, so it becomes U+FFFD. Two parts that differ
+    # only there may then build the same id; the ledger gives a repeated replay id a new sequence.
+    text = str(part)
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class IdKind(StrEnum):
     """The namespace an incident id belongs to."""
 
@@ -60,22 +70,22 @@ class IdKind(StrEnum):
 
 def turn_error_id(turn_id: str) -> str:
     """``<turnId>:error``: a live turn failure, or a replayed one whose user message is known."""
-    return f"{turn_id}{_ERROR}"
+    return f"{_text(turn_id)}{_ERROR}"
 
 
 def session_incident_id(session_id: str, epoch: str, seq: int) -> str:
     """``<sessionId>:<epoch>:<seq>``: a session-scoped incident."""
-    return f"{session_id}:{epoch}:{seq}"
+    return f"{_text(session_id)}:{_text(epoch)}:{seq}"
 
 
 def notice_id(session_id: str, epoch: str, seq: int) -> str:
     """``<sessionId>:notice:<epoch>:<seq>``: a notice (its own namespace)."""
-    return f"{session_id}:notice:{epoch}:{seq}"
+    return f"{_text(session_id)}:notice:{_text(epoch)}:{seq}"
 
 
 def history_error_id(session_id: str, message_id: str | int) -> str:
     """``<sessionId>:history-error:<messageUuid>``: replayed history with no preceding user message."""
-    return f"{session_id}:history-error:{message_id}"
+    return f"{_text(session_id)}:history-error:{_text(message_id)}"
 
 
 @dataclass(frozen=True, slots=True)

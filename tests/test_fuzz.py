@@ -625,6 +625,21 @@ def test_finding_replay_misses_the_clis_usage_credit_limits(text: str) -> None:
     assert [a.id for a in probe.ledger.active] == ["u1:error"]
 
 
+@pytest.mark.parametrize(("uuid", "shown"), [("\ud800-0", "\ufffd-0"), ("m\udfff", "m\ufffd")])
+def test_finding_a_lone_surrogate_in_a_stored_uuid_crashes_the_replay(uuid: str, shown: str) -> None:
+    """FINDING 11 (the nightly-size run, test_fuzz_history and test_fuzz_trace). A stored assistant
+    limit without a user message, whose uuid holds a lone surrogate (valid JSON: ``"\\ud800"``),
+    built ``s1:history-error:\\ud800-0``: not encodable text, so ``SessionFailure`` raised
+    pydantic's ValidationError out of ``feed``. Change: ``lifecycle.ids`` replaces a lone
+    surrogate in any id part with U+FFFD."""
+    probe = h.Probe(True)
+    limit = dict(h.HISTORY_TEMPLATES["limit"], uuid=uuid)
+    probe.feed(load_history([limit]))
+    probe.check()
+    assert [r.id for r in probe.records] == [f"s1:history-error:{shown}"]
+    json.dumps([r.to_wire() for r in probe.records]).encode("utf-8")
+
+
 def _compact(obj: object) -> bytes:
     return json.dumps(obj, separators=(",", ":")).encode()
 
@@ -668,7 +683,8 @@ FINDINGS: dict[int, str] = {
     7: "lifecycle trace echoes an unknown adapter event name (a secret) on stderr (trace)",
     8: "replay pre-filter misses limits written with other JSON spacing or \\u003c escapes (cli.replay)",
     9: "replay loses the prompt uuid behind a truncated/subagent user line (cli.replay.replay_lines)",
-    10: "replay misses the CLI's usage-credit limits: a prefix and a pattern lacking (conditions)",
+    10: "replay misses the CLI's usage-credit limits: the Fable prefix lacking (conditions)",
+    11: "a stored uuid with a lone surrogate builds an id the wire model rejects (ids)",
 }
 FINDING_FILES = ("test_fuzz.py", "test_secrets_everywhere.py")
 

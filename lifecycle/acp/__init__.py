@@ -23,6 +23,13 @@ Rules
   (:func:`lifecycle.redaction.mask_credentials`; the rest of the prose stays byte for byte), and
   so is every secret an earlier text of the session revealed (a password found in a URL of
   Claude's message is masked in the error that follows it too).
+* An ACP standard ``notice`` update (``{"sessionUpdate": "notice", "severity", "title",
+  "description"?}``, planned for a client that declared ``clientCapabilities.session.notices``)
+  is newer than the ACP SDK's schema, whose models reject it. It alone is checked against
+  :class:`AcpNotice` (severity ``info``/``warning``/``error``, a string title, an optional string
+  description, nothing else) and sent as a raw ``session/update`` notification through the
+  connection's lower-level ``send_notification`` (:func:`notice_update`); every other update keeps
+  the SDK's full validation (:func:`acp_update`). Its title and description are masked too.
 
 Awkwardness, admitted: a ``PromptResponse`` is not sent by the publisher but returned by the
 agent's ``prompt`` handler. It counts as delivered when it is handed to a handler still waiting
@@ -45,7 +52,7 @@ import copy
 import secrets
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -55,6 +62,7 @@ from acp.schema import (
     SessionInfoUpdate,
     SessionNotification,
 )
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
 from ..ledger import SessionLedger
@@ -63,6 +71,9 @@ from ..redaction import SecretMemory
 from ..wire import SessionFailure, attach_record
 
 __all__ = [
+    "NOTICE_UPDATE",
+    "AcpNotice",
+    "NotificationSink",
     "SessionPublisher",
     "UpdateSink",
     "acp_update",
@@ -71,6 +82,7 @@ __all__ = [
     "merge_meta",
     "negotiate_client",
     "new_epoch",
+    "notice_update",
     "prompt_error",
     "prompt_response",
     "session_info_update",
@@ -82,6 +94,18 @@ class UpdateSink(Protocol):
     """What the publisher sends through: ``acp.agent.connection.AgentSideConnection`` fits."""
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None: ...
+
+
+class NotificationSink(Protocol):
+    """A raw JSON-RPC notification sender: ``acp.connection.Connection`` fits (an
+    ``AgentSideConnection`` holds one as ``_conn``). Used for updates the SDK's schema lacks."""
+
+    async def send_notification(self, method: str, params: Any = None) -> None: ...
+
+
+#: The ``sessionUpdate`` of an ACP standard notice (newer than the ACP SDK's schema).
+NOTICE_UPDATE = "notice"
+_SESSION_UPDATE_METHOD = "session/update"
 
 
 # ------------------------------------------------------------------ negotiation
@@ -202,6 +226,45 @@ def acp_update(update: Mapping[str, Any]) -> Any:
     """
     # Validated through the notification so the SDK's own discriminated union picks the model.
     return SessionNotification.model_validate({"sessionId": "-", "update": dict(update)}).update
+
+
+class AcpNotice(BaseModel):
+    """An ACP standard ``notice`` update, the one update kind the ACP SDK's models lack.
+
+    Strict: ``severity`` is ``info``, ``warning`` or ``error``; ``title`` a string;
+    ``description`` an optional string; ``_meta`` an optional object; no other key.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    session_update: Literal["notice"] = Field(alias="sessionUpdate")
+    severity: Literal["info", "warning", "error"]
+    title: StrictStr
+    description: StrictStr | None = None
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``update`` object as sent (absent optional fields are left out, not ``null``)."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+def notice_update(update: Mapping[str, Any]) -> AcpNotice:
+    """The checked model of one ACP ``notice`` update.
+
+    Raises:
+        pydantic.ValidationError: ``update`` is not a well-formed notice.
+    """
+    return AcpNotice.model_validate(dict(update))
+
+
+def _notification_sink(conn: object) -> NotificationSink:
+    """The raw sender behind ``conn``: ``conn`` itself when it can send notifications, else the
+    ``acp.connection.Connection`` an ``AgentSideConnection`` keeps as ``_conn``."""
+    for candidate in (conn, getattr(conn, "_conn", None)):
+        if callable(getattr(candidate, "send_notification", None)):
+            sink: NotificationSink = candidate  # type: ignore[assignment]
+            return sink
+    raise TypeError(f"{type(conn).__name__} cannot send a raw session/update (no send_notification)")
 
 
 # ------------------------------------------------------------------ the publisher
@@ -332,12 +395,21 @@ class SessionPublisher:
         content = update.get("content")
         if isinstance(content, Mapping) and isinstance(content.get("text"), str):
             update = {**update, "content": {**content, "text": mask(content["text"])}}
+        if update.get("sessionUpdate") == NOTICE_UPDATE:
+            texts = ("title", "description")
+            update = {k: mask(v) if k in texts and isinstance(v, str) else v for k, v in update.items()}
         return replace(out, update=update, record=record)
 
     async def _deliver(self, out: Outbound) -> None:
         out = self._masked(out)
         if isinstance(out, SessionUpdateOut):
-            await self._conn.session_update(out.session_id, acp_update(out.wire_update()))
+            wire = out.wire_update()
+            if wire.get("sessionUpdate") == NOTICE_UPDATE:
+                # Checked by our own model, sent below the SDK's (which predate ``notice``).
+                params = {"sessionId": out.session_id, "update": notice_update(wire).to_wire()}
+                await _notification_sink(self._conn).send_notification(_SESSION_UPDATE_METHOD, params)
+                return
+            await self._conn.session_update(out.session_id, acp_update(wire))
             return
         future = self._turns.get(out.turn_id)
         if future is None or future.done():
