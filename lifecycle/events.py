@@ -21,6 +21,7 @@ __all__ = [
     "Event",
     "HistoryEntry",
     "HistoryLoaded",
+    "Informational",
     "InternalError",
     "ModelFallback",
     "ModelRefusalFallback",
@@ -122,6 +123,16 @@ class ModelRefusalNoFallback:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Informational:
+    """``system``/``informational``: a free-form notice from Claude Code (e.g. why a hook blocked a
+    turn, a safeguard note). ``level`` is ``info``, ``notice``, ``suggestion`` or ``warning``."""
+
+    content: str
+    level: str | None = None
+    tool_use_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WorkerShuttingDown:
     """``system``/``worker_shutting_down``: the Claude worker announced shutdown."""
 
@@ -197,6 +208,7 @@ Event = (
     | ModelFallback
     | ModelRefusalFallback
     | ModelRefusalNoFallback
+    | Informational
     | WorkerShuttingDown
     | AuthStatus
     | QueryError

@@ -63,6 +63,7 @@ from .events import (
     Event,
     HistoryEntry,
     HistoryLoaded,
+    Informational,
     InternalError,
     ModelFallback,
     ModelRefusalFallback,
@@ -89,12 +90,14 @@ from .titles import (
     refusal_fallback_texts,
     refusal_fallback_transcript,
     retry_title,
+    split_notice_text,
 )
 from .wire import Category, SessionFailure
 
 __all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
 
 _Transition = Literal["warn", "fail", "notify", "restore"]
+_MAX_NOTICED_TOOLS = 64
 #: How many notices stay active at once (notices never recover; only the latest can change).
 MAX_ACTIVE_NOTICES = 16
 _IDLE = "idle"
@@ -213,6 +216,7 @@ class SessionLedger:
         "_last_notice",
         "_last_record_id",
         "_negotiated",
+        "_noticed_tools",
         "_notices",
         "_observer",
         "_outbox",
@@ -247,6 +251,7 @@ class SessionLedger:
         self._observer = observer
         self._answers = answers
         self._notices = bool(notices)
+        self._noticed_tools: dict[str, None] = {}  # tool uses whose notice was sent (bounded)
         self._active: dict[str, Incident] = {}
         self._outbox: deque[_Intent] = deque()
         self._head: Outbound | None = None
@@ -457,7 +462,9 @@ class SessionLedger:
                     self._background_failure(cond, text, "error_result")
                 else:
                     self._unknown_effect(effect, "claude_failure")
-            if not self._negotiated and text:
+            if not self._negotiated and text and cond.recovery is not Recovery.AUTH_STATUS:
+                # Legacy: Claude's failure text stays in the transcript, except a login request,
+                # which the reference adapter answers with -32000 alone (the error is the prompt).
                 self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
             return
         if text:
@@ -531,6 +538,36 @@ class SessionLedger:
         else:
             text = refusal_fallback_transcript(summary, explanation)
             self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
+
+    def _on_informational(self, ev: Informational) -> None:
+        # Claude Code's free-form notice (the reference adapter's "informational" lane): an ACP
+        # ``notice`` for a client that declared them (``info`` is transcript-only noise there, and
+        # a tool's repeats are dropped), a bold-label transcript line for every other client. It is
+        # never a record: it reports no failure.
+        level = ev.level or "notice"
+        severity = "warning" if level == "warning" else "info"
+        if self._notices:
+            if level == "info" or not ev.content:
+                return
+            if ev.tool_use_id is not None:
+                if ev.tool_use_id in self._noticed_tools:
+                    return
+                self._noticed_tools[ev.tool_use_id] = None
+                while len(self._noticed_tools) > _MAX_NOTICED_TOOLS:
+                    del self._noticed_tools[next(iter(self._noticed_tools))]
+            fallback = "Claude reported a warning" if severity == "warning" else "Claude reported a notice"
+            title, description = split_notice_text(ev.content, fallback)
+            update: dict[str, Any] = {"sessionUpdate": "notice", "severity": severity, "title": title}
+            if description:
+                update["description"] = description
+            self._outbox.append(_Forward(update))
+            return
+        if not ev.content:
+            return
+        text = ev.content if level == "info" else f"**{level[:1].upper()}{level[1:]}:** {ev.content}"
+        chunk = _text_update("agent_message_chunk", text)
+        chunk["_meta"] = {"claudeCode": {"kind": "informational", "level": level}}
+        self._outbox.append(_Forward(chunk))
 
     def _on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
         turn = self._turn
@@ -834,6 +871,7 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     ModelFallback: SessionLedger._on_model_fallback,
     ModelRefusalFallback: SessionLedger._on_refusal_fallback,
     ModelRefusalNoFallback: SessionLedger._on_refusal_no_fallback,
+    Informational: SessionLedger._on_informational,
     WorkerShuttingDown: SessionLedger._on_worker_shutting_down,
     AuthStatus: SessionLedger._on_auth,
     QueryError: SessionLedger._on_query_error,

@@ -46,6 +46,7 @@ __all__ = [
     "refusal_fallback_texts",
     "refusal_fallback_transcript",
     "retry_title",
+    "split_notice_text",
     "strip_headers",
 ]
 
@@ -260,3 +261,25 @@ def refusal_fallback_notice(summary: str, explanation: str | None) -> tuple[str,
 def refusal_fallback_transcript(summary: str, explanation: str | None) -> str:
     """The transcript line a legacy client gets instead of a record."""
     return f"**Model fallback:** {summary}\n\n{explanation}" if explanation else f"**Model fallback:** {summary}"
+
+
+# ------------------------------------------------------------------ free-form notices
+
+_MD_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+_MD_BOLD = re.compile(r"(\*\*|__)(?=\S)([\s\S]*?\S)\1")
+_MD_CODE = re.compile(r"(?<![\w`])`([^`\n]+)`(?![\w`])")
+
+
+def split_notice_text(text: str, fallback_title: str) -> tuple[str, str | None]:
+    """``(title, description)`` of an ACP ``notice`` made of free-form text, as the reference
+    adapter shapes it: light markdown dropped; the first line is the title when it is at most
+    :data:`NOTICE_TITLE_LIMIT` characters (the rest is the description), otherwise the whole text
+    is the description under ``fallback_title``."""
+    plain = _MD_CODE.sub(r"\1", _MD_BOLD.sub(r"\2", _MD_HEADING.sub("", text))).strip()
+    if not plain:
+        return fallback_title, None
+    first, _, rest = plain.partition("\n")
+    first = first.rstrip("\r").rstrip()
+    if len(first) > NOTICE_TITLE_LIMIT:
+        return fallback_title, plain
+    return first, (rest.strip() or None)

@@ -555,20 +555,18 @@ def test_a_broken_stdout_ends_the_connection() -> None:
 def test_close_gives_up_on_a_client_that_never_reads() -> None:
     from lifecycle.agent.transport import StdioTransport
 
-    async def go() -> float:
+    async def go() -> bool:
         sink = MemorySink()
-        sink.gate.clear()
+        sink.gate.clear()  # the client never reads again
         transport = StdioTransport(MemorySource(), sink)
         sending = asyncio.ensure_future(transport.send({"jsonrpc": "2.0", "method": "x", "params": {}}))
-        await asyncio.sleep(0.01)
-        loop = asyncio.get_running_loop()
-        t0 = loop.time()
-        await transport.close(timeout=0.2)
+        await asyncio.sleep(0)  # let the send start and block on the closed gate
+        await transport.close(timeout=0.2)  # returns although the client never read (pytest-timeout guards)
         with pytest.raises(ConnectionError):
             await sending
-        return loop.time() - t0
+        return sink.gate.is_set()
 
-    assert run(go()) < 2
+    assert run(go()) is False  # nothing was read: close gave up on its own
 
 
 def test_a_handler_failure_is_a_bare_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -713,12 +711,15 @@ def test_the_connection_fallbacks_say_what_happens_next() -> None:
 
 
 class SlowStart(FakeClaude):
-    """Claude Code that takes ``seconds`` to start."""
+    """Claude Code that starts only when the test says so (``release``); ``connecting`` is set once
+    the agent is waiting for it."""
 
-    seconds = 1.5
+    connecting: asyncio.Event
+    release: asyncio.Event
 
     async def connect(self) -> None:
-        await asyncio.sleep(self.seconds)
+        SlowStart.connecting.set()
+        await SlowStart.release.wait()
 
 
 def test_a_cancel_is_answered_at_once_while_claude_code_still_starts(
@@ -734,22 +735,22 @@ def test_a_cancel_is_answered_at_once_while_claude_code_still_starts(
         world.clients.append(SlowStart(options, world))
         return world.clients[-1]
 
-    async def go() -> tuple[str, float, str, list[str]]:
+    async def go() -> tuple[str, bool, str, list[str]]:
+        SlowStart.connecting, SlowStart.release = asyncio.Event(), asyncio.Event()
         wire = Wire(ClaudeAcpAgent(client_factory=factory))
         sid = await wire.open(capable=True)
-        loop = asyncio.get_running_loop()
-        t0 = loop.time()
         first = await wire.prompt(sid, "cancelled while starting")
-        await asyncio.sleep(0.05)  # the runtime is starting
+        await asyncio.wait_for(SlowStart.connecting.wait(), 5)  # the runtime is starting
         await wire.conn.cancel(session_id=sid)
         cancelled = (await asyncio.wait_for(first, 5)).stop_reason
-        answered_after = loop.time() - t0
+        started_before_answer = SlowStart.release.is_set()  # answered while Claude Code still starts
+        SlowStart.release.set()
         after = await asyncio.wait_for(await wire.prompt(sid, "after"), 10)  # waits for the start
         await wire.agent.shutdown()
-        return cancelled, answered_after, after.stop_reason, world.clients[-1].sent
+        return cancelled, started_before_answer, after.stop_reason, world.clients[-1].sent
 
-    cancelled, answered_after, after, sent = run(go())
-    assert cancelled == "cancelled" and answered_after < SlowStart.seconds
+    cancelled, started_before_answer, after, sent = run(go())
+    assert cancelled == "cancelled" and not started_before_answer
     assert after == "end_turn" and len(sent) == 1  # the cancelled prompt never reached Claude
 
 

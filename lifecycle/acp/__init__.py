@@ -52,7 +52,7 @@ import copy
 import secrets
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -262,8 +262,7 @@ def _notification_sink(conn: object) -> NotificationSink:
     ``acp.connection.Connection`` an ``AgentSideConnection`` keeps as ``_conn``."""
     for candidate in (conn, getattr(conn, "_conn", None)):
         if callable(getattr(candidate, "send_notification", None)):
-            sink: NotificationSink = candidate  # type: ignore[assignment]
-            return sink
+            return cast(NotificationSink, candidate)
     raise TypeError(f"{type(conn).__name__} cannot send a raw session/update (no send_notification)")
 
 

@@ -42,7 +42,7 @@ import json
 import os
 import sys
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Protocol
 
 import structlog
@@ -369,6 +369,10 @@ class StdioTransport:
         self._broken = asyncio.Event()
         self._closed = False
         self._writer: asyncio.Task[None] | None = None
+        self._unread: deque[dict[str, Any]] = deque()
+        #: Called with the raw ``clientCapabilities`` of every ``initialize`` request passed on
+        #: (the SDK's model drops keys it does not know, such as ``session.notices``).
+        self.on_initialize: Callable[[object], None] | None = None
 
     @property
     def backlog(self) -> int:
@@ -457,6 +461,12 @@ class StdioTransport:
     async def receive(self) -> dict[str, Any] | None:
         """The next message for the SDK's connection; ``None`` only at the end of input (or when
         the client stopped taking output)."""
+        if self._unread:
+            again = self._unread.popleft()
+            params = again.get("params")
+            if again.get("method") == "initialize" and isinstance(params, dict) and self.on_initialize:
+                self.on_initialize(params.get("clientCapabilities"))
+            return again
         while True:
             while not self._below_high.is_set():
                 await self._below_high.wait()  # the client does not read: take no more work
@@ -466,6 +476,11 @@ class StdioTransport:
             message = await self._accept(line)
             if message is not None:
                 return message
+
+    def unread(self, message: dict[str, Any]) -> None:
+        """Give back a message :meth:`receive` returned: the next :meth:`receive` returns it again
+        (``lifecycle.agent.startup`` reads the first message before the SDK exists)."""
+        self._unread.append(message)
 
     async def _read(self) -> bytes:
         if self._eof or self._broken.is_set():
@@ -578,6 +593,8 @@ class StdioTransport:
                 log.warning("transport.meta_keys_dropped", method=method[:80], keys=dropped)
                 kept = {k: v for k, v in meta.items() if k not in self._reserved}
                 message = {**message, "params": {**params, "_meta": kept}}
+            if method == "initialize" and self.on_initialize is not None:
+                self.on_initialize(params.get("clientCapabilities"))
         return message
 
     # -------------------------------------------------------------- closing

@@ -26,6 +26,7 @@ from ..events import (
     Assistant,
     AuthStatus,
     Event,
+    Informational,
     ModelFallback,
     ModelRefusalFallback,
     ModelRefusalNoFallback,
@@ -73,6 +74,12 @@ def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
             scope=_str(data.get("scope")),
             category=_str(data.get("api_refusal_category")) or None,
             explanation=_str(data.get("api_refusal_explanation")) or None,
+        )
+    if subtype == "informational":
+        return Informational(
+            content=_str(data.get("content")) or "",
+            level=_str(data.get("level")),
+            tool_use_id=_str(data.get("tool_use_id")),
         )
     if subtype == "model_refusal_no_fallback":
         # Only a banner about the user's own message explains a refusal (the reference adapter).

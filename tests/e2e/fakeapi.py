@@ -54,6 +54,7 @@ __all__ = [
     "error_reply",
     "free_port",
     "gateway_jwt",
+    "refusal_reply",
     "success_reply",
     "text_reply",
     "tool_use_reply",
@@ -157,6 +158,8 @@ class MessageReply(Reply):
     text_chunks: Sequence[str] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     ping: bool = True
+    #: ``message_delta.delta.stop_details`` (e.g. a refusal's category and explanation); None: absent
+    stop_details: dict[str, Any] | None = None
 
     def describe(self) -> str:
         kinds = "+".join(b["type"] for b in self.blocks)
@@ -249,6 +252,16 @@ def tool_use_reply(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
     )
+
+
+REFUSAL_EXPLANATION = "This request was declined by the fake safety classifier."
+
+
+def refusal_reply(category: str | None = "cyber", explanation: str | None = REFUSAL_EXPLANATION) -> MessageReply:
+    """A refused answer: no content, ``stop_reason: refusal`` and the API's ``stop_details`` (as
+    docs/parity/tools/fakeapi.py's ``refusal`` scenario sent them to the CLI)."""
+    details = {"type": "refusal", "category": category, "explanation": explanation}
+    return MessageReply([], stop_reason="refusal", output_tokens=1, stop_details=details)
 
 
 def error_reply(status: int, error_type: str, message: str, headers: dict[str, str] | None = None) -> ErrorReply:
@@ -408,6 +421,7 @@ SCENARIOS: dict[str, Responder] = {
         )
     ),
     "max_turns": lambda s, r, k: tool_use_reply(_read_path(s, r)),
+    "refusal": _const(refusal_reply),
     "max_budget": lambda s, r, k: tool_use_reply(_read_path(s, r), input_tokens=2_000_000, output_tokens=200_000),
 }
 # Same server behaviour; the difference (ANTHROPIC_AUTH_TOKEN gateway JWT) is on the client side.
@@ -495,12 +509,15 @@ def _sse_events(reply: MessageReply, model: str) -> list[tuple[str, dict[str, An
         else:  # pragma: no cover - other block types are passed through whole
             events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": b}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    delta: dict[str, Any] = {"stop_reason": reply.stop_reason, "stop_sequence": None}
+    if reply.stop_details is not None:
+        delta["stop_details"] = reply.stop_details
     events.append(
         (
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                "delta": delta,
                 "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
             },
         )
@@ -513,6 +530,8 @@ def _json_message(reply: MessageReply, model: str) -> dict[str, Any]:
     msg = _message_obj(model, reply.input_tokens, reply.output_tokens)
     msg["content"] = _materialize_blocks(reply.blocks)
     msg["stop_reason"] = reply.stop_reason
+    if reply.stop_details is not None:
+        msg["stop_details"] = reply.stop_details
     return msg
 
 

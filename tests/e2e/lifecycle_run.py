@@ -303,7 +303,7 @@ def _legacy(log: TurnLog, text: str) -> str:
     settle = log.settles[-1]
     if not isinstance(settle, PromptErrorOut):
         return "`end_turn`, no record"
-    where = "as `agent_message_chunk`" if text in log.chunks else "in the error's `data.details` only"
+    where = "as `agent_message_chunk`" if text in log.chunks else "in the error's `message` only"
     return f"JSON-RPC error `{settle.code}`; the text {where}"
 
 

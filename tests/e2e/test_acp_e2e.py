@@ -347,6 +347,16 @@ class AgentUnderTest:
         assert texts, "Claude stored no synthetic message"
         return texts[-1]
 
+    def claude_error_kind(self, sid: str) -> str | None:
+        """The SDK error kind Claude stored with its last synthetic message (the transcript's
+        top-level ``error``), which a legacy client gets as ``data.errorKind``."""
+        kinds = [
+            e.get("error")
+            for e in self.transcript(sid)
+            if e.get("type") == "assistant" and e["message"].get("model") == "<synthetic>"
+        ]
+        return kinds[-1] if kinds and isinstance(kinds[-1], str) else None
+
     def log(self) -> list[dict[str, Any]]:
         out = []
         for line in self.stderr_path.read_text().splitlines():
@@ -385,6 +395,18 @@ def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 # ------------------------------------------------------------------ shared checks
 
 
+def legacy_error(code: int, claude: str, kind: str | None) -> dict[str, Any]:
+    """The reference adapter's legacy JSON-RPC error (docs/parity, item 8), written out:
+    authentication is ``-32000 "Authentication required"`` with no data; anything else
+    ``-32603 "Internal error: <Claude's text>"`` with ``data: {"errorKind": <SDK kind>}``."""
+    if code == -32000:
+        return {"code": -32000, "message": "Authentication required"}
+    error: dict[str, Any] = {"code": -32603, "message": f"Internal error: {claude}"}
+    if kind is not None:
+        error["data"] = {"errorKind": kind}
+    return error
+
+
 def check_retried_failure(
     agent: AgentUnderTest,
     out: Outcome,
@@ -400,7 +422,7 @@ def check_retried_failure(
     claude = agent.claude_text(out.sid)
     if not agent.capable:
         assert out.error is not None
-        assert out.error["code"] == legacy_code and out.error["data"] == {"details": claude}
+        assert out.error == legacy_error(legacy_code, claude, agent.claude_error_kind(out.sid))
         assert out.kinds() == ["agent_message_chunk"] and out.texts() == [claude]
         assert "jetbrains" not in json.dumps(out.frames)
         return
@@ -563,7 +585,7 @@ def test_usage_limit_gateway_route(kind: str, agents: Any) -> None:
     claude = agent.claude_text(sid)
     assert claude.startswith("You've hit your")  # the CLI's own usage-limit message
     if not agent.capable:
-        assert out.error == {"code": -32603, "message": "Internal error", "data": {"details": claude}}
+        assert out.error == legacy_error(-32603, claude, agent.claude_error_kind(sid))
         assert out.texts() == [claude]
         return
     turn = agent.turn_id(sid, text)

@@ -23,6 +23,7 @@ from .hot_path import bench_hot_path
 from .incident import bench_incident
 from .inputs import FIXTURE_SET, Recordings, load_recordings, shipped_recordings, write_data
 from .memory import bench_memory
+from .peer import bench_peer
 from .replay import bench_replay
 
 __all__ = ["SECTIONS", "cli_main", "exit_code", "render_table", "run_bench"]
@@ -33,6 +34,7 @@ SECTIONS: tuple[tuple[str, Callable[[BenchConfig, Say], SectionResult]], ...] = 
     ("replay", bench_replay),
     ("memory", bench_memory),
     ("explorer", bench_explorer),
+    ("peer", bench_peer),
 )
 
 

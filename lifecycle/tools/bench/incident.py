@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...conditions import Recovery
-from ...events import ApiRetry, Assistant, Event, Outbound, PromptStarted, QueryError, Result
+from ...events import ApiRetry, Assistant, Event, Outbound, PromptStarted, Result
 from ...incident import Incident, IncidentMachine, MachineAnswers, TransitionListener
 from ...ledger import SessionLedger
 from ...wire import Category, SessionFailure, Severity, attach_record
@@ -42,14 +42,19 @@ _ERROR_TEXT = "API Error: Repeated 529 Overloaded errors · check status.claude.
 ANSWER = "Hello from the fake API."
 
 
+_ERROR_RESULT = Result(
+    subtype="success", is_error=True, result=_ERROR_TEXT, api_error_status=529, terminal_reason="api_error"
+)
+
+
 def _incident_life_events(turn: str) -> list[Event]:
     """retry warning -> terminal error (turn 1), then a confirmed attempt (turn 2) -> historical."""
     return [
         PromptStarted(turn_id=turn),
         RETRY,
         Assistant(text=_ERROR_TEXT, model="<synthetic>", error="server_error", uuid=turn + "-a"),
-        Result(subtype="success", is_error=True, result=_ERROR_TEXT, api_error_status=529, terminal_reason="api_error"),
-        QueryError(message="ResultError"),
+        _ERROR_RESULT,
+        _ERROR_RESULT,  # the SDK's ResultError, which the Claude edge turns into the result it repeats
         PromptStarted(turn_id=turn + "-next"),
         Assistant(text=ANSWER, model="claude-opus-5-5", uuid=turn + "-b"),
         Result(subtype="success", is_error=False, result=ANSWER, stop_reason="end_turn", terminal_reason="completed"),

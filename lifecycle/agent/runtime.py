@@ -1,0 +1,201 @@
+"""One Claude runtime: a ``ClaudeSDKClient`` of one session, in one task (connect, consume,
+disconnect). See :mod:`lifecycle.agent` for the rules."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
+
+import structlog
+from claude_agent_sdk import ClaudeAgentOptions
+
+from ..claude import from_sdk_exception, from_sdk_message
+from ..errors import LifecycleError
+from ..events import ApiRetry, Assistant, Event, InternalError, ModelFallback, QueryEnded, Result
+
+
+class _Owner(Protocol):
+    """What a runtime uses of its session (:class:`lifecycle.agent.session._Session`)."""
+
+    id: str
+    cancelled: set[str]
+
+    async def feed(self, event: Event, *, runtime: int | None = None) -> bool: ...
+
+
+__all__ = ["ClientFactory", "SdkClient"]
+
+log = structlog.get_logger("lifecycle.agent")
+
+# Events that belong to a turn: dropped while the runtime still works on a cancelled one.
+_TURN_EVENTS = (Assistant, Result, ApiRetry, ModelFallback)
+
+
+class SdkClient(Protocol):
+    """What a runtime uses of ``claude_agent_sdk.ClaudeSDKClient`` (tests may pass a stand-in)."""
+
+    async def connect(self) -> None: ...
+
+    async def disconnect(self) -> None: ...
+
+    def receive_messages(self) -> AsyncIterator[Any]: ...
+
+    async def query(self, prompt: AsyncIterator[dict[str, Any]]) -> None: ...
+
+    async def interrupt(self) -> None: ...
+
+
+ClientFactory = Callable[[ClaudeAgentOptions], SdkClient]
+
+
+class _Runtime:
+    """One ``ClaudeSDKClient`` of one session, in one task (connect, consume, disconnect)."""
+
+    def __init__(self, session: _Owner, generation: int, client: SdkClient) -> None:
+        self.session = session
+        self.generation = generation
+        self._client = client
+        self._connected: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._go = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._inflight: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.ended = False
+
+    @property
+    def alive(self) -> bool:
+        return self._task is not None and not self.ended
+
+    async def start(self, timeout: float) -> None:
+        """Connect Claude Code; raises what ``connect`` raised (the runtime is then ended)."""
+        self._task = asyncio.create_task(self._run(), name=f"claude-runtime-{self.generation}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._connected), timeout)
+        except BaseException:
+            await self.close()
+            raise
+
+    def begin(self) -> None:
+        """Let events flow into the ledger (after the session tagged this generation current)."""
+        self._go.set()
+
+    async def _run(self) -> None:
+        try:
+            await self._client.connect()
+        except BaseException as exc:
+            self.ended = True
+            if not self._connected.done():
+                self._connected.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        self._connected.set_result(None)
+        reader = asyncio.create_task(self._consume())
+        stopper = asyncio.create_task(self._stop.wait())
+        try:
+            await asyncio.wait({reader, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (reader, stopper):
+                task.cancel()
+            await asyncio.gather(reader, stopper, return_exceptions=True)
+            self.ended = True
+            self._idle.set()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._client.disconnect(), 10)
+            log.info("runtime.closed", session_id=self.session.id, generation=self.generation)
+
+    async def _consume(self) -> None:
+        await self._go.wait()
+        try:
+            async for message in self._client.receive_messages():
+                try:
+                    await self._on_message(message)
+                except Exception as exc:  # an adapter bug, not a runtime failure
+                    log.error("runtime.event_failed", session_id=self.session.id, error_type=type(exc).__name__)
+                    with contextlib.suppress(Exception):
+                        await self.session.feed(InternalError(), runtime=self.generation)
+        except Exception as exc:
+            self.ended = True
+            log.info(
+                "runtime.failed",
+                session_id=self.session.id,
+                generation=self.generation,
+                error_type=type(exc).__name__,
+            )
+            await self.session.feed(from_sdk_exception(exc), runtime=self.generation)
+            return
+        self.ended = True
+        log.info("runtime.ended", session_id=self.session.id, generation=self.generation)
+        await self.session.feed(QueryEnded(), runtime=self.generation)
+
+    async def _on_message(self, message: object) -> None:
+        turn = self._inflight
+        is_result = type(message).__name__ == "ResultMessage"
+        try:
+            event = from_sdk_message(message)
+        except LifecycleError:
+            log.warning("runtime.malformed_message", session_id=self.session.id, kind=type(message).__name__)
+            event = None
+        if event is not None:
+            if turn is not None and turn in self.session.cancelled and isinstance(event, _TURN_EVENTS):
+                log.info("runtime.cancelled_turn_event_dropped", session_id=self.session.id, turn_id=turn)
+            else:
+                await self.session.feed(event, runtime=self.generation)
+        if is_result:
+            # The turn Claude was working on is over; a cancelled one stops filtering here.
+            if turn is not None:
+                self.session.cancelled.discard(turn)
+            self._inflight = None
+            self._idle.set()
+
+    async def send(self, turn_id: str, text: str) -> None:
+        """Write the user message (``uuid`` = the turn id) to Claude Code."""
+        self._inflight = turn_id
+        self._idle.clear()
+
+        async def one() -> AsyncIterator[dict[str, Any]]:
+            yield {
+                "type": "user",
+                "message": {"role": "user", "content": text},
+                "parent_tool_use_id": None,
+                "uuid": turn_id,
+            }
+
+        try:
+            await self._client.query(one())
+        except BaseException:
+            self._inflight = None
+            self._idle.set()
+            raise
+
+    @property
+    def idle(self) -> bool:
+        """No turn in flight (the last prompt's result arrived)."""
+        return self._idle.is_set()
+
+    async def wait_idle(self, timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def interrupt(self) -> None:
+        await self._client.interrupt()
+
+    async def close(self) -> None:
+        self._stop.set()
+        self._go.set()
+        task = self._task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 20)
+        except Exception:  # a timeout too
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task

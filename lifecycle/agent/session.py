@@ -1,0 +1,245 @@
+"""One ACP session of the agent: its ledger and publisher, its current runtime, its prompt lock,
+and how a prompt and a cancel run. See :mod:`lifecycle.agent` for the rules."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import uuid
+from collections.abc import Awaitable
+from typing import Any, Protocol
+
+import structlog
+from acp import RequestError
+from acp.schema import PromptResponse
+
+from ..acp import SessionPublisher
+from ..claude import from_sdk_exception
+from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
+from .config import AgentConfig
+from .runtime import ClientFactory, _Runtime
+
+
+class _Agent(Protocol):
+    """What a session uses of its agent (:class:`lifecycle.agent.server.ClaudeAcpAgent`)."""
+
+    config: AgentConfig
+    client_factory: ClientFactory
+
+    def claude_options(self, session: Any, *, resume: bool) -> Any: ...
+
+
+log = structlog.get_logger("lifecycle.agent")
+
+
+class _Prompt:
+    """One ``session/prompt`` request, from its arrival until it is answered."""
+
+    __slots__ = ("cancelled", "turn_id")
+
+    def __init__(self) -> None:
+        self.turn_id: str | None = None  # set once ``PromptStarted`` was fed
+        self.cancelled = asyncio.Event()
+
+
+class _Session:
+    """One ACP session: its ledger and publisher, its current runtime, its prompt lock.
+
+    Cancellation: every prompt is registered (:class:`_Prompt`) the moment its handler runs,
+    before it waits for the prompt lock, for a cancelled turn to wind down or for ``PromptStarted``
+    to be fed. ``session/cancel`` marks every registered prompt: one already started is settled
+    ``cancelled`` at once (and Claude interrupted), one not started yet notices the mark itself
+    (after ``PromptStarted``, before anything is sent to Claude). So a cancel is never lost,
+    whatever its timing (ACP: the pending prompt MUST be answered ``cancelled``).
+    """
+
+    def __init__(
+        self,
+        agent: _Agent,
+        session_id: str,
+        cwd: str,
+        publisher: SessionPublisher,
+    ) -> None:
+        self.agent = agent
+        self.id = session_id
+        self.cwd = cwd
+        self.publisher = publisher
+        self.runtime: _Runtime | None = None
+        self.prompt_lock = asyncio.Lock()
+        self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
+        self.current_turn: str | None = None
+        self.cancelled: set[str] = set()  # turns sent to Claude whose remaining events are dropped
+        self.closed = False
+        self._started = False  # a runtime was started (or tried): the next one is a replacement
+
+    async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
+        if self.closed:
+            return False
+        return await self.publisher.feed(event, runtime=runtime)
+
+    async def ensure_runtime(self) -> _Runtime:
+        """The live runtime, starting (or replacing) one when needed."""
+        rt = self.runtime
+        if rt is not None and rt.alive:
+            if rt.idle:
+                return rt
+            log.warning("runtime.stuck", session_id=self.id, generation=rt.generation)
+        replacing = self._started
+        self._started = True
+        if rt is not None:
+            await rt.close()
+            self.runtime = None
+            self.cancelled.clear()  # whatever the old runtime still owed is refused as stale anyway
+        ledger = self.publisher.ledger
+        generation = ledger.runtime + 1 if replacing else ledger.runtime
+        resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
+        options = self.agent.claude_options(self, resume=resume)
+        new = _Runtime(self, generation, self.agent.client_factory(options))
+        log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
+        await new.start(self.agent.config.connect_timeout)
+        if replacing:
+            # Only now: the old runtime's loss stays active until a working replacement exists.
+            await self.feed(RuntimeReplaced())
+        # Tagged with the ledger's generation (no event of it has flowed yet: see ``begin``).
+        new.generation = ledger.runtime
+        self.runtime = new
+        new.begin()
+        return new
+
+    async def run_prompt(self, text: str) -> PromptResponse:
+        prompt = _Prompt()
+        self.prompts.append(prompt)  # before the first await: a cancel from now on sees it
+        try:
+            return await self._run_prompt(prompt, text)
+        finally:
+            self.prompts.remove(prompt)
+
+    async def _run_prompt(self, prompt: _Prompt, text: str) -> PromptResponse:
+        await self.prompt_lock.acquire()
+        drive: asyncio.Future[None] | None = None
+        try:
+            rt = self.runtime
+            if rt is not None and rt.alive and not prompt.cancelled.is_set():
+                # A cancelled turn may still be winding down: its result must arrive (and be
+                # dropped) before this turn opens. A runtime stuck past the timeout is replaced.
+                # A cancel of this prompt ends the wait (nothing will be sent).
+                await _first(rt.wait_idle(self.agent.config.idle_timeout), prompt.cancelled.wait())
+            if self.closed:  # replaced by session/load, or shutting down, while this prompt waited
+                log.info("prompt.session_closed", session_id=self.id)
+                return PromptResponse(stop_reason="cancelled")
+            turn_id = str(uuid.uuid4())
+            await self.feed(PromptStarted(turn_id=turn_id))
+            # No await between here and the check: a cancel either saw ``turn_id`` (and settled
+            # the turn) or left its mark for this check.
+            prompt.turn_id = turn_id
+            self.current_turn = turn_id
+            log.info("prompt.start", session_id=self.id, turn_id=turn_id)
+            try:
+                if prompt.cancelled.is_set():
+                    log.info("prompt.cancelled_before_start", session_id=self.id, turn_id=turn_id)
+                    await self.feed(Cancelled())
+                else:
+                    drive = asyncio.ensure_future(self._drive(prompt, turn_id, text))
+                response = await self._settled(turn_id, drive)
+            except RequestError as err:
+                log.info("prompt.end", session_id=self.id, turn_id=turn_id, error_code=err.code)
+                raise
+            finally:
+                self.current_turn = None
+            log.info("prompt.end", session_id=self.id, turn_id=turn_id, stop_reason=response.stop_reason)
+            return response
+        finally:
+            if drive is None or drive.done():
+                self.prompt_lock.release()
+            else:  # answered (a cancel) while Claude Code still starts: the next prompt waits for it
+                drive.add_done_callback(lambda _: self.prompt_lock.release())
+
+    async def _settled(self, turn_id: str, drive: asyncio.Future[None] | None) -> PromptResponse:
+        """The ledger's settlement of the turn, as soon as it exists (a cancel is answered even
+        while the runtime is still starting)."""
+        settled = asyncio.ensure_future(self.publisher.outcome(turn_id))
+        try:
+            if drive is not None:
+                waiting: set[asyncio.Future[Any]] = {drive, settled}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            return await settled
+        finally:
+            settled.cancel()
+
+    async def _drive(self, prompt: _Prompt, turn_id: str, text: str) -> None:
+        try:
+            try:
+                rt = await self.ensure_runtime()
+            except Exception as exc:
+                log.warning("runtime.start_failed", session_id=self.id, error_type=type(exc).__name__)
+                await self.feed(QueryError(message=type(exc).__name__))
+                return
+            if prompt.cancelled.is_set():
+                self.cancelled.discard(turn_id)
+                return  # cancelled while the runtime was starting: nothing to send
+            try:
+                await rt.send(turn_id, text)
+            except Exception as exc:
+                await self.feed(from_sdk_exception(exc), runtime=rt.generation)
+        except Exception as exc:  # an adapter bug: the ledger settles it as an internal error
+            log.error("prompt.internal_error", session_id=self.id, error_type=type(exc).__name__)
+            with contextlib.suppress(Exception):
+                await self.feed(InternalError())
+
+    async def cancel(self) -> None:
+        if not self.prompts:
+            log.info("cancel.no_running_prompt", session_id=self.id)
+            return
+        started = []
+        for prompt in self.prompts:
+            prompt.cancelled.set()
+            if prompt.turn_id is not None:
+                started.append(prompt.turn_id)
+        # A prompt not started yet settles itself (see ``_run_prompt``); the running one is
+        # settled here, and Claude interrupted.
+        for turn in started:
+            if turn != self.current_turn:
+                continue
+            self.cancelled.add(turn)
+            await self.feed(Cancelled())
+            rt = self.runtime
+            if rt is not None and rt.alive:
+                try:
+                    await asyncio.wait_for(rt.interrupt(), 10)
+                except Exception as exc:  # a timeout too
+                    log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
+
+    async def close(self) -> None:
+        for prompt in self.prompts:
+            prompt.cancelled.set()
+        if self.current_turn is not None and not self.closed:
+            # The session is going away (replaced by session/load, or shutdown): the running
+            # prompt still gets its answer.
+            with contextlib.suppress(Exception):
+                await self.feed(Cancelled())
+        self.closed = True
+        if self.runtime is not None:
+            await self.runtime.close()
+            self.runtime = None
+
+
+async def _first(*aws: Awaitable[Any]) -> None:
+    """Wait until the first of ``aws`` is done; the others are cancelled."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def sdk_function(name: str) -> Any:
+    """``claude_agent_sdk``'s session function ``name``, looked up on :mod:`lifecycle.agent` so a
+    test (or an embedder) can replace it there."""
+    return getattr(sys.modules[__package__ or "lifecycle.agent"], name)
+
+
+def _has_transcript(session_id: str, cwd: str) -> bool:
+    return sdk_function("get_session_info")(session_id, directory=cwd) is not None

@@ -1,0 +1,257 @@
+"""Process entry of the agent (``lifecycle acp``, ``python -m lifecycle.agent``) and its fast
+``initialize``.
+
+An editor spawns the agent for every new chat and waits for the ``initialize`` answer, but the
+ACP SDK (hundreds of pydantic models) and the Claude SDK (with ``mcp``) take about a second to
+import. So this module imports neither: :func:`serve` reads the first message through
+:class:`lifecycle.agent.transport.StdioTransport` and, when it is an ``initialize`` request of the
+usual shape, answers it from the raw JSON (:func:`initialize_result`: exactly what
+:meth:`lifecycle.agent.server.ClaudeAcpAgent.initialize` answers). Only then does a thread
+import :mod:`lifecycle.agent.server` (the SDKs, the agent); the connection is handed to the ACP
+SDK for every later message, with the negotiated state given to the agent. Any other first message,
+or an ``initialize`` this module does not recognise as ordinary, goes to the SDK unchanged.
+
+The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
+is read: the SDK's model drops keys it does not know.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import signal
+import sys
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Final
+
+import structlog
+
+from .. import __version__
+from ..log import configure_logging
+from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
+from ..redaction import redact
+from .config import AUTH_METHOD_ID, AgentConfig, build_parser, config_from_args
+from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
+
+__all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
+
+log = structlog.get_logger("lifecycle.agent")
+
+#: ``acp.PROTOCOL_VERSION`` of the ACP SDK this agent is built on (a test checks they agree).
+PROTOCOL_VERSION: Final = 1
+
+#: :func:`lifecycle.agent.transport.reserved_kwargs` of :class:`ClaudeAcpAgent` (a test checks
+#: they agree): known before the agent's module is imported.
+RESERVED_KWARGS: Final = frozenset(
+    {
+        "self", "protocol_version", "client_capabilities", "client_info", "method_id", "cwd",
+        "additional_directories", "mcp_servers", "session_id", "prompt",
+    }
+)  # fmt: skip
+
+_AUTH_METHODS: Final = (
+    {
+        "id": AUTH_METHOD_ID,
+        "name": "Log in to Claude",
+        "description": "Run `claude /login` in a terminal (or set ANTHROPIC_API_KEY), then continue.",
+    },
+)
+_AGENT_INFO: Final = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__}
+
+# Capability sub-objects whose fields the fast path checks, and those it only checks are objects.
+_BOOL_FIELDS: Final = ("readTextFile", "writeTextFile")
+_OBJECT_FIELDS: Final = ("session", "plan", "auth", "elicitation", "nes")
+
+
+class ClientState:
+    """What the client's ``initialize`` negotiated: ``sessionFailure`` and ACP session notices."""
+
+    __slots__ = ("negotiated", "notices")
+
+    def __init__(self, negotiated: bool, notices: bool) -> None:
+        self.negotiated = negotiated
+        self.notices = notices
+
+
+def _optional_object(value: object) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _ordinary(params: object) -> bool:
+    """Whether the SDK's ``InitializeRequest`` model surely accepts ``params`` (conservative: an
+    unusual shape goes to the SDK, which validates it and answers ``-32602`` when it must)."""
+    if not isinstance(params, dict):
+        return False
+    version = params.get("protocolVersion")
+    if type(version) is not int or not 0 <= version <= 65535:
+        return False
+    if not _optional_object(params.get("_meta")):
+        return False
+    caps = params.get("clientCapabilities")
+    if caps is not None:
+        if not isinstance(caps, dict) or not _optional_object(caps.get("_meta")):
+            return False
+        fs = caps.get("fs")
+        if fs is not None:
+            if not isinstance(fs, dict) or not _optional_object(fs.get("_meta")):
+                return False
+            if any(fs.get(k) is not None and type(fs.get(k)) is not bool for k in _BOOL_FIELDS):
+                return False
+        terminal = caps.get("terminal")
+        if terminal is not None and type(terminal) is not bool:
+            return False
+        encodings = caps.get("positionEncodings")
+        if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
+            return False
+        for key in _OBJECT_FIELDS:
+            sub = caps.get(key)
+            # Their own fields are optional flags and objects; a sub-object holding only objects,
+            # booleans and nulls is what clients send. Anything else: let the SDK decide.
+            if sub is not None and not (
+                isinstance(sub, dict) and all(v is None or isinstance(v, (bool, dict)) for v in sub.values())
+            ):
+                return False
+    info = params.get("clientInfo")
+    if info is not None:
+        if not isinstance(info, dict) or not _optional_object(info.get("_meta")):
+            return False
+        if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
+            return False
+        if not _optional_str(info.get("title")):
+            return False
+    return True
+
+
+def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | None:
+    """The ``result`` of an ``initialize`` request with ``params`` (raw JSON) and what it
+    negotiated, or None when ``params`` is not of the usual shape (the SDK must judge it).
+
+    The result is exactly what ``ClaudeAcpAgent.initialize`` returns as serialised by the SDK
+    (``tests/test_agent_startup.py`` compares both for capable, legacy and malformed clients).
+    """
+    if not _ordinary(params):
+        return None
+    assert isinstance(params, dict)
+    caps = params.get("clientCapabilities")
+    state = ClientState(negotiate(caps or {}), notices_capable(caps or {}))
+    agent_caps: dict[str, Any] = {"loadSession": True}
+    meta = agent_capabilities_meta(state.negotiated)
+    if meta:
+        agent_caps["_meta"] = meta
+    result = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": agent_caps,
+        "authMethods": [dict(m) for m in _AUTH_METHODS],
+        "agentInfo": dict(_AGENT_INFO),
+    }
+    return result, state
+
+
+def log_initialize(negotiated: bool, client_info: object, protocol_version: object) -> None:
+    name = client_info.get("name") if isinstance(client_info, Mapping) else getattr(client_info, "name", None)
+    log.info(
+        "agent.initialize",
+        negotiated=negotiated,
+        client=redact(name[:80]) if isinstance(name, str) else None,  # the client's own words
+        protocol_version=protocol_version,
+    )
+
+
+async def _answer_initialize(transport: StdioTransport) -> ClientState | None:
+    """Read the first message; answer it when it is an ordinary ``initialize`` request, else give
+    it back to the transport for the SDK. None at the end of input."""
+    message = await transport.receive()
+    if message is None:
+        return None
+    if message.get("method") == "initialize" and "id" in message:
+        params = message.get("params")
+        with contextlib.suppress(Exception):  # anything unexpected: the SDK answers it
+            answer = initialize_result(params)
+            if answer is not None:
+                result, state = answer
+                assert isinstance(params, dict)
+                log_initialize(state.negotiated, params.get("clientInfo"), params.get("protocolVersion"))
+                # A client already gone: the SDK sees the end of input.
+                with contextlib.suppress(ConnectionError):
+                    await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                return state
+    transport.unread(message)
+    return ClientState(False, False)
+
+
+async def serve(config: AgentConfig, input_stream: Any = None, output_stream: Any = None) -> None:
+    """Run the agent until the client disconnects (stdio by default), then close every runtime.
+
+    ``input_stream`` / ``output_stream`` (the SDK's convention: the ``asyncio.StreamWriter`` to
+    the client and the ``asyncio.StreamReader`` from it) replace stdio; either way the client is
+    read and written through :class:`lifecycle.agent.transport.StdioTransport`. The first
+    ``initialize`` is answered before the SDKs are imported (see the module's docstring).
+    """
+    if input_stream is None and output_stream is None:
+        source, sink = await open_stdio()
+        # The protocol owns file descriptor 1 now; anything printed by accident goes to stderr.
+        sys.stdout = sys.stderr
+    else:
+        source, sink = StreamSource(output_stream), StreamSink(input_stream)
+    transport = StdioTransport(source, sink, reserved=RESERVED_KWARGS)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            if main is not None:
+                loop.add_signal_handler(sig, main.cancel)
+    log.info("agent.start", version=__version__)
+    state = await _answer_initialize(transport)
+    # The SDKs and the agent, imported off the event loop (it keeps the transport's writer going).
+    server = await asyncio.to_thread(importlib.import_module, "lifecycle.agent.server")
+    await server.run(config, transport, state)
+
+
+# ------------------------------------------------------------------ logging
+
+
+class _StdlibToStructlog(logging.Handler):
+    """Routes the SDKs' stdlib logging through structlog, so every stderr line is one JSON object."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields: dict[str, Any] = {"logger": record.name, "message": record.getMessage()[:500]}
+        if record.exc_info and record.exc_info[0] is not None:
+            fields["error_type"] = record.exc_info[0].__name__
+        try:
+            structlog.get_logger(record.name).log(record.levelno, "stdlib.log", **fields)
+        except Exception:  # logging must never take the agent down
+            self.handleError(record)
+
+
+def _redact_log_fields(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A structlog processor: no credential, path or long text reaches a log line, whatever a
+    field holds (a client's name, an SDK's log message)."""
+    for key, value in event.items():
+        if isinstance(value, str) and key != "event":
+            event[key] = redact(value if len(value) <= 500 else value[:500] + "…")
+    return event
+
+
+# ------------------------------------------------------------------ process entry
+
+
+def cli_main(argv: list[str]) -> int:
+    """``lifecycle acp [options]``: serve ACP on stdin/stdout until the client goes away."""
+    args = build_parser().parse_args(argv)
+    level = getattr(logging, str(args.log_level).upper())
+    configure_logging(sys.stderr, level=level)
+    structlog.configure(processors=[_redact_log_fields, *structlog.get_config()["processors"]])
+    root = logging.getLogger()
+    root.handlers[:] = [_StdlibToStructlog()]
+    root.setLevel(max(level, logging.WARNING))
+    try:
+        asyncio.run(serve(config_from_args(args)))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        return 0
+    return 0

@@ -1,0 +1,157 @@
+"""A minimal fake Anthropic Messages API for the ``peer`` section (standard library only).
+
+Binds 127.0.0.1 on an ephemeral port and nothing else. ``POST /v1/messages`` (any query string)
+is answered with a short streamed (SSE) success, or its JSON form when the request did not ask to
+stream; every other path is ``404`` (the reference adapter also probes ``count_tokens`` and asks
+for titles). Only message calls are counted. Every socket operation is bounded in time.
+"""
+
+from __future__ import annotations
+
+import json
+import socketserver
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["FakeMessagesAPI"]
+
+ANSWER = "Hello from the fake API."
+
+
+def _message(model: str, output_tokens: int) -> dict[str, Any]:
+    return {
+        "id": f"msg_bench{uuid.uuid4().hex[:20]}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 12,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": output_tokens,
+        },
+    }
+
+
+def _events(model: str) -> list[tuple[str, dict[str, Any]]]:
+    block = {"type": "text", "text": ""}
+    return [
+        ("message_start", {"type": "message_start", "message": _message(model, 1)}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": block}),
+        (
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": ANSWER}},
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"input_tokens": 12, "output_tokens": 6},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(10)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _body(self) -> Any:
+        size = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(min(size, 64 * 1024 * 1024)) if size else b""
+        try:
+            return json.loads(raw or b"null")
+        except ValueError:
+            return None
+
+    def _send(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response_only(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_bench{uuid.uuid4().hex[:16]}")
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def do_GET(self) -> None:
+        self._send(
+            404, b'{"type":"error","error":{"type":"not_found_error","message":"not found"}}', "application/json"
+        )
+
+    do_HEAD = do_GET
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if urlsplit(self.path).path != "/v1/messages":
+            self.do_GET()
+            return
+        self.server.count()
+        model = body.get("model") if isinstance(body, dict) else None
+        model = model if isinstance(model, str) else "claude-bench"
+        if isinstance(body, dict) and body.get("stream"):
+            data = b"".join(
+                f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in _events(model)
+            )
+            self._send(200, data, "text/event-stream")
+        else:
+            msg = _message(model, 6)
+            msg.update(content=[{"type": "text", "text": ANSWER}], stop_reason="end_turn")
+            self._send(200, json.dumps(msg).encode(), "application/json")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self._lock = threading.Lock()
+        self.messages = 0
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)  # no reverse lookup
+        self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
+
+    def count(self) -> None:
+        with self._lock:
+            self.messages += 1
+
+
+class FakeMessagesAPI:
+    """``with FakeMessagesAPI() as api:`` serves on ``api.base_url`` until the block ends."""
+
+    def __init__(self) -> None:
+        self._server = _Server()
+        self._thread = threading.Thread(target=self._server.serve_forever, name="bench-fakeapi", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    @property
+    def messages(self) -> int:
+        """``POST /v1/messages`` calls answered so far."""
+        return self._server.messages
+
+    def __enter__(self) -> FakeMessagesAPI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,155 @@
+"""``lifecycle acp`` answers ``initialize`` before the SDKs are imported (lifecycle.agent.startup):
+the fast answer is exactly the SDK-based handler's, and nothing heavy is imported before it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
+CASES: dict[str, dict[str, Any]] = {
+    "capable": {"protocolVersion": 1, "clientCapabilities": {"_meta": AIR}},
+    "legacy": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}, "terminal": False}},
+    "none": {"protocolVersion": 1},
+    "malformed": {
+        "protocolVersion": 1,
+        "clientCapabilities": {"_meta": {"jetbrains": {"air": {"version": "1", "capabilities": "sessionFailure"}}}},
+    },
+    "notices": {
+        "protocolVersion": 1,
+        "clientCapabilities": {"session": {"notices": {}}, "_meta": AIR},
+        "clientInfo": {"name": "Zed", "version": "1"},
+    },
+}
+# Captured from the SDK-based handler before the fast path existed.
+AUTH = [
+    {
+        "id": "claude-login",
+        "name": "Log in to Claude",
+        "description": "Run `claude /login` in a terminal (or set ANTHROPIC_API_KEY), then continue.",
+    }
+]
+INFO = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": "0.1.0"}
+CAPABLE = {"loadSession": True, "_meta": AIR}
+
+
+def _expected(case: str) -> dict[str, Any]:
+    caps = CAPABLE if case in ("capable", "notices") else {"loadSession": True}
+    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": AUTH, "agentInfo": INFO}
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.buf = b""
+
+    def write(self, data: bytes) -> None:
+        self.buf += data
+
+    async def drain(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _serve(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from lifecycle.agent import AgentConfig, serve
+
+    async def go() -> bytes:
+        reader, writer = asyncio.StreamReader(), _Writer()
+        reader.feed_data(b"".join((json.dumps(m) + "\n").encode() for m in lines))
+        reader.feed_eof()
+        await serve(AgentConfig(), writer, reader)
+        return writer.buf
+
+    return [json.loads(x) for x in asyncio.run(go()).splitlines()]
+
+
+async def _sdk_answer(params: dict[str, Any]) -> dict[str, Any]:
+    from acp.schema import InitializeRequest
+
+    from lifecycle.agent import ClaudeAcpAgent
+
+    req = InitializeRequest.model_validate(params)
+    resp = await ClaudeAcpAgent().initialize(
+        protocol_version=req.protocol_version, client_capabilities=req.client_capabilities, client_info=req.client_info
+    )
+    out: dict[str, Any] = resp.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fast_initialize_is_the_sdk_handlers_answer(case: str) -> None:
+    from lifecycle.agent.startup import initialize_result
+
+    answer = initialize_result(CASES[case])
+    assert answer is not None
+    assert answer[0] == _expected(case) == asyncio.run(_sdk_answer(CASES[case]))
+    assert answer[1].notices is (case == "notices")
+    [reply] = _serve([{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": CASES[case]}])
+    assert reply == {"jsonrpc": "2.0", "id": 0, "result": _expected(case)}
+
+
+def test_constants_agree_with_the_sdk_and_the_agent() -> None:
+    import acp
+
+    from lifecycle.agent import ClaudeAcpAgent
+    from lifecycle.agent.startup import PROTOCOL_VERSION, RESERVED_KWARGS
+    from lifecycle.agent.transport import reserved_kwargs
+
+    assert acp.PROTOCOL_VERSION == PROTOCOL_VERSION
+    assert reserved_kwargs(ClaudeAcpAgent()) == RESERVED_KWARGS
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"protocolVersion": "x"}, {"protocolVersion": 1, "clientCapabilities": "no"}, {"protocolVersion": True}, None],
+)
+def test_an_unusual_initialize_goes_to_the_sdk(params: Any) -> None:
+    from lifecycle.agent.startup import initialize_result
+
+    assert initialize_result(params) is None
+    [reply] = _serve([{"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": params}])
+    assert reply["id"] == 7 and ("error" in reply or "result" in reply)  # whatever the SDK decides
+
+
+def test_later_messages_reach_the_agent_with_the_negotiated_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lifecycle.agent.server as server
+
+    made: list[dict[str, Any]] = []
+    real = server.SessionLedger
+
+    def ledger(*args: Any, **kwargs: Any) -> Any:
+        made.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(server, "SessionLedger", ledger)
+    replies = _serve(
+        [
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": CASES["notices"]},
+            {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}},
+            # A second initialize goes through the SDK; the raw capabilities still count.
+            {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": CASES["legacy"]},
+            {"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}},
+        ]
+    )
+    assert [r["id"] for r in replies] == [0, 1, 2, 3]
+    assert "sessionId" in replies[1]["result"] and "sessionId" in replies[3]["result"]
+    assert replies[2]["result"] == _expected("legacy")
+    assert [(m["negotiated"], m["notices"]) for m in made] == [(True, True), (False, False)]
+
+
+def test_nothing_heavy_is_imported_before_initialize_is_answered() -> None:
+    code = (
+        "import sys, lifecycle.cli, lifecycle.agent, lifecycle.agent.startup;"
+        "heavy = [m for m in ('acp', 'claude_agent_sdk', 'mcp', 'lifecycle.acp', 'lifecycle.claude',"
+        " 'lifecycle.agent.server') if m in sys.modules];"
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,61 @@
+"""``system/informational``: Claude Code's free-form notices reach a client as the reference adapter
+sends them (docs/parity/reference-behaviour.md, section 2; dist/acp-agent.js "informational").
+
+A client that declared ACP session notices gets a ``notice`` (``warning`` for level ``warning``,
+else ``info``; never for level ``info``; one per tool use); every other client, capable or legacy,
+gets a bold-label transcript line (plain for ``info``) with ``_meta.claudeCode``. Never a record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lifecycle import Informational, SessionLedger
+from lifecycle.claude import from_stream_json
+
+SAFEGUARD = "Opus 5.5's safeguards stopped the response above · continuing once with that noted"
+
+
+def _sent(*events: Informational, notices: bool = False, negotiated: bool = True) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    ledger = SessionLedger("s1", negotiated=negotiated, epoch="e1", notices=notices)
+    for ev in events:
+        ledger.process(ev, lambda m: out.append(m.to_jsonrpc()["params"]["update"]))
+    return out
+
+
+def test_the_claude_edge_reads_the_line() -> None:
+    line = {"type": "system", "subtype": "informational", "content": SAFEGUARD, "level": "notice"}
+    assert from_stream_json(line) == Informational(content=SAFEGUARD, level="notice")
+
+
+def test_a_notices_client_gets_a_notice_and_no_record() -> None:
+    assert _sent(Informational(content=SAFEGUARD, level="notice"), notices=True) == [
+        {"sessionUpdate": "notice", "severity": "info", "title": SAFEGUARD}
+    ]
+    warning = Informational(content="**Hook** blocked the turn\nbecause `lint` failed", level="warning")
+    hook = {"title": "Hook blocked the turn", "description": "because lint failed"}
+    assert _sent(warning, notices=True) == [{"sessionUpdate": "notice", "severity": "warning", **hook}]
+    long = {"title": "Claude reported a warning", "description": "x" * 300}
+    assert _sent(Informational(content="x" * 300, level="warning"), notices=True) == [
+        {"sessionUpdate": "notice", "severity": "warning", **long}
+    ]
+    assert _sent(Informational(content="transcript-only", level="info"), notices=True) == []
+
+
+def test_a_tools_repeated_notice_is_sent_once() -> None:
+    again = Informational(content="blocked", level="warning", tool_use_id="tu1")
+    other = Informational(content="blocked", level="warning", tool_use_id="tu2")
+    assert len(_sent(again, again, other, notices=True)) == 2
+
+
+def test_every_other_client_gets_a_bold_label_line() -> None:
+    for negotiated in (True, False):
+        assert _sent(Informational(content=SAFEGUARD, level="notice"), negotiated=negotiated) == [
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": f"**Notice:** {SAFEGUARD}"},
+                "_meta": {"claudeCode": {"kind": "informational", "level": "notice"}},
+            }
+        ]
+    assert _sent(Informational(content="just so you know", level="info"))[0]["content"]["text"] == "just so you know"
