@@ -7,8 +7,8 @@ adapter observes. The ledger dispatches on type; do not subclass them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .wire import SessionFailure, attach_record
@@ -36,6 +36,7 @@ __all__ = [
     "RuntimeReplaced",
     "SessionUpdateOut",
     "WorkerShuttingDown",
+    "mask_texts",
 ]
 
 
@@ -298,3 +299,31 @@ class PromptErrorOut:
 
 
 Outbound = SessionUpdateOut | PromptResponseOut | PromptErrorOut
+
+
+def mask_texts(out: Outbound, mask: Callable[[str], str]) -> Outbound:
+    """``out`` with ``mask`` applied to every text a client reads in it: a record's title and
+    details, a forwarded text chunk, an ACP notice's title and description, a legacy error's
+    message and string data. Ids, kinds and the rest are left as they are.
+
+    The ACP edge and ``lifecycle trace`` pass :meth:`lifecycle.redaction.SecretMemory.mask`, so
+    credentials are masked in every text the adapter emits, legacy prose included.
+    """
+    if isinstance(out, PromptErrorOut):
+        data = out.data
+        if data is not None:
+            data = {k: mask(v) if isinstance(v, str) else v for k, v in data.items()}
+        return replace(out, message=mask(out.message), data=data)
+    record = out.record
+    if record is not None:
+        details = mask(record.details) if record.details is not None else None
+        record = record.model_copy(update={"title": mask(record.title), "details": details})
+    if isinstance(out, PromptResponseOut):
+        return replace(out, record=record)
+    update = out.update
+    content = update.get("content")
+    if isinstance(content, Mapping) and isinstance(content.get("text"), str):
+        update = {**update, "content": {**content, "text": mask(content["text"])}}
+    if update.get("sessionUpdate") == "notice":
+        update = {k: mask(v) if k in ("title", "description") and isinstance(v, str) else v for k, v in update.items()}
+    return replace(out, update=update, record=record)

@@ -154,3 +154,31 @@ def test_a_missing_file_is_a_clear_error() -> None:
         [lifecycle_command(), "trace", "/nonexistent/x.jsonl"], capture_output=True, text=True, timeout=60
     )
     assert res.returncode == 2 and "cannot open" in res.stderr
+
+
+def test_trace_masks_credentials_in_legacy_prose_as_the_agent_does() -> None:
+    """Credentials are masked in every text the adapter emits, legacy prose included (the one
+    deliberate change to legacy text); the rest of the prose stays byte for byte."""
+    key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghij"
+    text = f"API Error: 401 key {key} at /home/alice/project"
+    lines = [
+        '{"type":"adapter","event":"initialize","clientCapabilities":{}}',
+        '{"type":"adapter","event":"session","sessionId":"s1"}',
+        '{"type":"adapter","event":"prompt","turnId":"t1"}',
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {"model": "<synthetic>", "content": [{"type": "text", "text": text}]},
+                "error": "rate_limit",
+                "parent_tool_use_id": None,
+            }
+        ),
+        '{"type":"result","subtype":"success","is_error":true,"result":"x"}',
+    ]
+    argv = [sys.executable, "-m", "lifecycle", "trace", "-"]
+    res = subprocess.run(argv, input="\n".join(lines), capture_output=True, text=True, check=True)
+    assert key not in res.stdout
+    chunk, error = (json.loads(line) for line in res.stdout.splitlines()[:2])
+    assert chunk["params"]["update"]["content"]["text"] == "API Error: 401 key [redacted key] at /home/alice/project"
+    # The error's message is Claude's text redacted like a title (a private path too).
+    assert error["error"]["message"] == "Internal error: API Error: 401 key [redacted key] at [redacted path]"

@@ -51,7 +51,6 @@ import asyncio
 import copy
 import secrets
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, Literal, Protocol, cast
 
 from acp import RequestError
@@ -64,7 +63,7 @@ from acp.schema import (
 )
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
-from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut
+from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut, mask_texts
 from ..ledger import SessionLedger
 from ..negotiation import agent_capabilities_meta, negotiate
 from ..redaction import SecretMemory
@@ -378,26 +377,7 @@ class SessionPublisher:
 
     def _masked(self, out: Outbound) -> Outbound:
         """``out`` with credentials (and secrets seen earlier in the session) masked in its texts."""
-        mask = self._secrets.mask
-        if isinstance(out, PromptErrorOut):
-            data = out.data
-            if data is not None:
-                data = {k: mask(v) if isinstance(v, str) else v for k, v in data.items()}
-            return replace(out, message=mask(out.message), data=data)
-        record = out.record
-        if record is not None:
-            details = mask(record.details) if record.details is not None else None
-            record = record.model_copy(update={"title": mask(record.title), "details": details})
-        if isinstance(out, PromptResponseOut):
-            return replace(out, record=record)
-        update = out.update
-        content = update.get("content")
-        if isinstance(content, Mapping) and isinstance(content.get("text"), str):
-            update = {**update, "content": {**content, "text": mask(content["text"])}}
-        if update.get("sessionUpdate") == NOTICE_UPDATE:
-            texts = ("title", "description")
-            update = {k: mask(v) if k in texts and isinstance(v, str) else v for k, v in update.items()}
-        return replace(out, update=update, record=record)
+        return mask_texts(out, self._secrets.mask)
 
     async def _deliver(self, out: Outbound) -> None:
         out = self._masked(out)

@@ -16,12 +16,21 @@ from typing import Any
 
 from ..claude import MalformedMessage, from_stream_json
 from ..errors import LifecycleError
-from ..events import AuthStatus, Cancelled, Event, PromptStarted, QueryEnded, QueryError, RuntimeReplaced
+from ..events import (
+    AuthStatus,
+    Cancelled,
+    Event,
+    PromptStarted,
+    QueryEnded,
+    QueryError,
+    RuntimeReplaced,
+    mask_texts,
+)
 from ..history import load_history
 from ..incident import TransitionObserver
 from ..ledger import SessionLedger
 from ..negotiation import negotiate, notices_capable
-from ..redaction import redact
+from ..redaction import SecretMemory, redact
 
 __all__ = ["TraceDriver", "run_trace"]
 
@@ -44,6 +53,7 @@ class TraceDriver:
         self._observer = observer
         self._negotiated = False
         self._notices = False
+        self._secrets: dict[str, SecretMemory] = {}
         self._sessions: dict[str, SessionLedger] = {}
         self._current: SessionLedger | None = None
         self._epochs = 0
@@ -146,7 +156,10 @@ class TraceDriver:
         if self._fail_next > 0:
             self._fail_next -= 1
             raise ConnectionError("client gone (deliver_fails)")
-        self._emit(out.to_jsonrpc())
+        # What the adapter would send: credentials masked in every text, legacy prose included,
+        # exactly as the ACP edge masks them (one memory per session, as SessionPublisher keeps).
+        memory = self._secrets.setdefault(self._ledger().session_id, SecretMemory())
+        self._emit(mask_texts(out, memory.mask).to_jsonrpc())
 
     def trailer(self) -> dict[str, Any]:
         return {
