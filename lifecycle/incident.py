@@ -208,6 +208,16 @@ class MachineAnswers:
     def __len__(self) -> int:
         return len(self._answers) + len(self._turns)
 
+    @property
+    def incident_questions(self) -> int:
+        """How many distinct questions were asked of a real :class:`IncidentMachine`."""
+        return len(self._answers)
+
+    @property
+    def turn_questions(self) -> int:
+        """How many distinct questions were asked of a real :class:`SessionFlow`."""
+        return len(self._turns)
+
     def turn(self, state: str, event: str) -> tuple[str, tuple[str, ...]]:
         """The turn machine's answer to ``event`` in leaf ``state``: ``(target leaf, effects)``.
 

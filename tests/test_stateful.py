@@ -46,6 +46,7 @@ from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound
 from lifecycle.history import load_history
 from lifecycle.incident import RECOVERY_EVENTS
+from lifecycle.ledger import MAX_ACTIVE_NOTICES
 from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
 
@@ -360,11 +361,21 @@ class AdapterSession(RuleBasedStateMachine):
         self.feed("the_runtime_is_replaced", RuntimeReplaced())
         self.loss_shown = False
 
-    @rule(secret=st.sampled_from(("", *SECRETS)))
-    def claude_falls_back_to_another_model(self, secret: str) -> None:
+    @rule(secret=st.sampled_from(("", *SECRETS)), model=st.sampled_from(("Opus 5", "Sonnet 5")))
+    def claude_falls_back_to_another_model(self, secret: str, model: str) -> None:
+        """"Consecutive updates for the same notice may reuse one id"; a notice with other text is a
+        new occurrence (contract parity rule 3): an id is only ever revised with its own text."""
         self._settling(False)
-        content = f"Switched to Opus 5 because Opus 5.5 is not available {secret}".strip()
+        shown = {r.id: (r.title, r.details) for r in self.client.records}
+        notices = [a.id for a in self.ledger.active if a.state == "noticed"]
+        content = f"Switched to {model} because Opus 5.5 is not available {secret}".strip()
         self.feed("claude_falls_back_to_another_model", ModelFallback(content=content))
+        if len(notices) < MAX_ACTIVE_NOTICES:  # "not evidence that an older one recovered"
+            assert set(notices) <= {a.id for a in self.ledger.active}, (notices, self.ledger.active)
+        for out, ok in self.sent:
+            rec = out.record
+            if ok and rec is not None and rec.id in shown:
+                assert shown[rec.id] == (rec.title, rec.details), (rec.id, shown[rec.id], rec.title)
 
     @precondition(lambda self: self.running)
     @rule()

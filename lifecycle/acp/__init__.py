@@ -207,9 +207,21 @@ def prompt_response(out: PromptResponseOut, *, meta: Mapping[str, Any] | None = 
     return PromptResponse.model_validate(data)
 
 
+class LegacyError(RequestError):
+    """A legacy JSON-RPC error exactly as the ledger planned it: without ``data`` when it has none
+    (the SDK's ``RequestError`` always writes ``"data": null``; the reference adapter leaves it out,
+    e.g. ``-32000 "Authentication required"``)."""
+
+    def to_error_obj(self) -> dict[str, Any]:
+        obj = super().to_error_obj()
+        if obj.get("data") is None:
+            obj.pop("data", None)
+        return obj
+
+
 def prompt_error(out: PromptErrorOut) -> RequestError:
     """The legacy JSON-RPC error (``-32603`` / ``-32000``) a handler raises for ``out``."""
-    return RequestError(out.code, out.message, out.data)
+    return LegacyError(out.code, out.message, out.data)
 
 
 def session_info_update(record: SessionFailure, *, meta: Mapping[str, Any] | None = None) -> SessionInfoUpdate:

@@ -391,6 +391,32 @@ def _cancelled_turn_failure_published(p: _Patches) -> None:
     p.item(ledger_mod._HANDLERS, Assistant, on_assistant)
 
 
+def _notice_reused_whatever_its_text(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._publish_notice
+
+    def publish_notice(self: Any, row: Any, title: str, details: Any) -> None:
+        last = self._last_notice
+        if last is not None and last[0] == self._last_record_id:  # "consecutive is enough"
+            self._last_notice = (last[0], title, details)
+        orig(self, row, title, details)
+
+    p.attr(ledger_mod.SessionLedger, "_publish_notice", publish_notice)
+
+
+def _newer_notice_retires_older(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._commit
+
+    def commit(self: Any, intent: Any) -> None:
+        older = [i for i in self._active.values() if i.state == "noticed" and i.id != intent.incident_id]
+        orig(self, intent)
+        if intent.transition == "notify":  # "the newest notice is the one that matters"
+            for old in older:
+                if self._active.pop(old.id, None) is not None:
+                    self._fire(old, "superseded")
+
+    p.attr(ledger_mod.SessionLedger, "_commit", commit)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("recovery_on_wrong_event", "a successful auth_status also ends transport-loss incidents",
            _recovery_on_wrong_event),
@@ -430,6 +456,9 @@ MUTANTS: tuple[Mutant, ...] = (
            _held_failure_beats_loss),
     Mutant("cancelled_turn_failure_published", "a cancelled turn's late failure is published as a session record",
            _cancelled_turn_failure_published),
+    Mutant("notice_reused_whatever_its_text", "a consecutive notice reuses the previous id whatever its text",
+           _notice_reused_whatever_its_text),
+    Mutant("newer_notice_retires_older", "a newer notice retires the older ones", _newer_notice_retires_older),
 )
 
 

@@ -145,7 +145,7 @@ def test_negotiated_ledger_gives_the_spec_record(runs: dict[str, CliRun], name: 
         assert log.active_after[i] == [(incident, "confirmed_attempt")]
         return
 
-    category, actions, title = want
+    category, actions, title = want.category, want.actions, want.title
     rec = settle.record
     assert rec is not None and rec.id == incident and rec.revision == n + 1
     assert (rec.category.value, rec.severity.value, [a.value for a in rec.actions]) == (category, "error", actions)
@@ -195,10 +195,16 @@ def test_legacy_ledger_keeps_the_json_rpc_error_and_the_text(runs: dict[str, Cli
     reply = settle.to_jsonrpc()
     assert reply["id"] == log.turn_id and reply["error"]["code"] == settle.code
     text = cli_text(run)
-    assert reply["error"]["data"] == {"details": text}
+    # The reference adapter's legacy errors (docs/parity, item 8).
+    if name in AUTH:
+        assert reply["error"] == {"code": -32000, "message": "Authentication required"}
+    else:
+        kind = getattr(run.synthetic, "error", None)
+        assert reply["error"]["message"] == f"Internal error: {text}"
+        assert reply["error"].get("data") == ({"errorKind": kind} if kind else None)
     if run.synthetic is not None:
-        # the CLI's message stays in the transcript as it was
-        assert log.chunks == [*real, text]
+        # the CLI's message stays in the transcript as it was (a login request: the -32000 alone)
+        assert log.chunks == ([*real] if name in AUTH else [*real, text])
     else:
         # error_max_turns / error_max_budget_usd: the CLI wrote no message, its text is the result's
         assert text == "; ".join(run.result.errors or [])  # type: ignore[union-attr]
@@ -358,7 +364,7 @@ def test_the_docs_table_is_generated_from_these_runs(runs: dict[str, CliRun]) ->
         cells = [c.strip() for c in row.strip("|").split(" | ")]
         assert cells[0] == f"`{name}`"
         want = EXPECTED[name]
-        assert (f"**`{want[0]}` `error`**" in cells[5]) if want else ("no error" in cells[5])
+        assert (f"**`{want.category}` `error`**" in cells[5]) if want else ("no error" in cells[5])
         assert (cells[8] != "nothing") == (name == USAGE_LIMIT)
 
 

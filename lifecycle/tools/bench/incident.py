@@ -109,7 +109,7 @@ def _profile_split(n: int) -> dict[str, Any]:
     prof.enable()
     _run_lives(ledger, lives, serialise)
     prof.disable()
-    asked = len(answers)
+    asked, asked_turn = answers.incident_questions, answers.turn_questions
     stats = pstats.Stats(prof)
     raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
     total = sum(v[2] for v in raw.values())  # total own time = profiled wall time
@@ -139,7 +139,8 @@ def _profile_split(n: int) -> dict[str, Any]:
     )[:8]
     return {
         "lives": n,
-        "questions_asked_of_real_machines": asked,
+        "questions_asked_of_real_machines": asked,  # of IncidentMachine
+        "turn_questions_asked_of_real_machines": asked_turn,  # of SessionFlow
         "profiled_total_s": total,
         "seconds": parts,
         "share_of_total": {k: (v / total if total else 0.0) for k, v in parts.items()},
@@ -257,9 +258,10 @@ def bench_incident(cfg: BenchConfig, progress: Say) -> SectionResult:
             f"share of {split['lives']} incident lives from a cold start spent inside python-statemachine (cProfile)",
             "ratio",
             split["share_of_total"]["machine_creation"] + split["share_of_total"]["transitions_send"],
-            note=f"machine creation + send() of the {split['questions_asked_of_real_machines']} questions asked of "
-            "real IncidentMachine instances (lifecycle.incident.MachineAnswers); every other transition is a kept "
-            "answer; see details.incident.profile for the split",
+            note=f"machine creation + send() of the {split['questions_asked_of_real_machines']} incident and "
+            f"{split['turn_questions_asked_of_real_machines']} turn questions asked of real IncidentMachine and "
+            "SessionFlow instances (lifecycle.incident.MachineAnswers); every other transition is a kept answer; "
+            "see details.incident.profile for the split",
         ),
         measured(
             "incident.cold_life_ms",

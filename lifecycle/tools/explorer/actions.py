@@ -400,6 +400,26 @@ ACTIONS: tuple[Action, ...] = (
         # A newer notice retires none (only the oldest beyond lifecycle.ledger.MAX_ACTIVE_NOTICES).
         recovers=frozenset({Recovery.NEVER}),
     ),
+    # Contract rule 1: the model declined and Claude retried with another model: a warning notice
+    # (a record for a capable client, the reference's transcript line for a legacy one).
+    Action(
+        "refusal_fallback",
+        lambda w: (
+            {
+                "type": "system",
+                "subtype": "model_refusal_fallback",
+                "trigger": "refusal",
+                "direction": "retry",
+                "scope": "session",
+                "original_model": "claude-opus-5-5",
+                "fallback_model": "claude-opus-4-8",
+                "api_refusal_category": "cyber",
+                "api_refusal_explanation": "This request was declined.",
+            },
+        ),
+        lambda w, b: _while_running(w, b) and sum(a.state == "noticed" for a in w.active) < b.notices,
+        recovers=frozenset({Recovery.NEVER}),
+    ),
     Action("cancel", lambda w: (adapter_line("cancel"),), _while_running, "cancel"),
     Action(
         "late_event",
@@ -576,7 +596,7 @@ def _finish(step: Step) -> None:
         if action.name == "prompt" and step.accepted and step.refused is None:
             w.turns += 1
             w.turn_failure = None
-        elif action.name == "model_fallback":
+        elif action.name in ("model_fallback", "refusal_fallback"):
             w.notices += 1
         elif action.name == "runtime_replaced":
             w.dead = False

@@ -207,7 +207,7 @@ def id_namespaces(s: Step) -> str | None:
         kind = parsed.kind if parsed is not None else None
         if isinstance(out, PromptResponseOut):
             ok, expected = rec.id == turn_error_id(out.turn_id), repr(turn_error_id(out.turn_id))
-        elif name == "model_fallback":
+        elif name in ("model_fallback", "refusal_fallback"):
             ok, expected = kind is IdKind.NOTICE, f"a {IdKind.NOTICE} id"
         elif name == "api_retry":
             turn = s.after.ledger.turn
@@ -526,6 +526,27 @@ def runtime_loss_never_swallowed(s: Step) -> str | None:
         got = active.get(rec.id)
         if ok and (got is None or got.recovery is not Recovery.RUNTIME_REPLACED):
             return f"{rec.id} was delivered for {s.name} but is not active until runtime_replaced"
+    return None
+
+
+@invariant
+def notice_identity_is_its_text(s: Step) -> str | None:
+    """"Consecutive updates for the same notice may reuse one id and increment its revision"; a
+    notice with other text is a new occurrence with a new id, and "publishing another incident is
+    not evidence that an older one recovered": a newer notice retires no older one (contract rule
+    3; the explorer's notice bound stays below ``lifecycle.ledger.MAX_ACTIVE_NOTICES``)."""
+    if s.before is None:
+        return None
+    shown = {r.id: r for r in s.before.client.records}
+    for _, ok, rec in s.records():
+        if not ok or _kind_of(rec.id) is not IdKind.NOTICE:
+            continue
+        old = shown.get(rec.id)
+        if old is not None and (old.title, old.details) != (rec.title, rec.details):
+            return f"notice {rec.id} r{rec.revision} reused for other text ({old.title!r} -> {rec.title!r})"
+    for a in s.left:
+        if a.state == "noticed":
+            return f"{s.name} retired the notice {a.id}"
     return None
 
 
