@@ -224,12 +224,19 @@ class MachineAnswers:
         Raises:
             TransitionNotAllowed: the machine refuses ``event`` in ``state``.
         """
+        answer = self.turn_or_none(state, event)
+        if answer is None:
+            refused = self._turns[(state, event)]
+            assert isinstance(refused, TransitionNotAllowed)
+            raise TransitionNotAllowed(refused.event, refused.configuration)
+        return answer
+
+    def turn_or_none(self, state: str, event: str) -> tuple[str, tuple[str, ...]] | None:
+        """:meth:`turn`, with ``None`` for a refusal (the ledger's hot path: no exception)."""
         answer = self._turns.get((state, event))
         if answer is None:
             answer = self._turns[(state, event)] = self._ask_turn(state, event)
-        if isinstance(answer, TransitionNotAllowed):
-            raise TransitionNotAllowed(answer.event, answer.configuration)
-        return answer
+        return None if answer.__class__ is TransitionNotAllowed else answer  # type: ignore[return-value]
 
     def _ask_turn(self, state: str, event: str) -> tuple[str, tuple[str, ...]] | TransitionNotAllowed:
         probe = _TurnProbe(state)

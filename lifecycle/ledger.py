@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
+from statemachine.exceptions import InvalidDefinition
 
 from .conditions import (
     AUTH_REQUIRED,
@@ -410,14 +410,17 @@ class SessionLedger:
 
     def _ask_turn(self, event: str) -> tuple[str, tuple[str, ...]] | None:
         """The turn machine's answer to ``event`` now (``None``: it refuses); nothing is changed."""
-        try:
-            return self._machines().turn(self._flow, event)
-        except TransitionNotAllowed:
-            return None
+        answers = self._answers
+        if answers is None:
+            answers = self._machines()
+        return answers.turn_or_none(self._flow, event)
 
     def _step_turn(self, event: str) -> tuple[str, ...] | None:
         """Move the turn by ``event``: the effects to perform, or ``None`` when the machine refuses."""
-        answer = self._ask_turn(event)
+        answers = self._answers  # _ask_turn inlined: this runs for every assistant message and result
+        if answers is None:
+            answers = self._machines()
+        answer = answers.turn_or_none(self._flow, event)
         if answer is None:
             return None
         self._flow, effects = answer
