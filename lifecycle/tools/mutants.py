@@ -344,14 +344,14 @@ def _is_error_beats_stop_reason(p: _Patches) -> None:
 
 
 def _held_failure_beats_stop_reason(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._ask_turn
+    orig = ledger_mod.SessionLedger._step_turn
 
-    def ask_turn(self: Any, event: str) -> Any:
+    def step_turn(self: Any, event: str) -> Any:
         if event == "result_stop" and self._flow == "failing":  # "Claude already said what failed"
             event = "result_error"
         return orig(self, event)
 
-    p.attr(ledger_mod.SessionLedger, "_ask_turn", ask_turn)
+    p.attr(ledger_mod.SessionLedger, "_step_turn", step_turn)
 
 
 def _loss_after_error_result_swallowed(p: _Patches) -> None:
@@ -369,14 +369,14 @@ def _loss_after_error_result_swallowed(p: _Patches) -> None:
 
 
 def _held_failure_beats_loss(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._ask_turn
+    orig = ledger_mod.SessionLedger._step_turn
 
-    def ask_turn(self: Any, event: str) -> Any:
+    def step_turn(self: Any, event: str) -> Any:
         if event == "transport_lost" and self._flow == "failing":  # "Claude's own text is the better title"
             event = "stream_ended"
         return orig(self, event)
 
-    p.attr(ledger_mod.SessionLedger, "_ask_turn", ask_turn)
+    p.attr(ledger_mod.SessionLedger, "_step_turn", step_turn)
 
 
 def _cancelled_turn_failure_published(p: _Patches) -> None:
