@@ -5,8 +5,9 @@ The package's folders are its architecture:
 * the core, flat in this folder, performs no I/O and is named after the spec's sections:
   ``wire`` (Wire record), ``negotiation`` (Capability negotiation), ``ids`` (Identity),
   ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction``,
-  ``events``, ``incident`` and ``session_flow`` (the machines), ``ledger`` (Delivery surfaces,
-  Internal recovery), ``history`` (History replay), ``client`` (the receiving side), ``errors``;
+  ``events``, ``incident`` and ``session_flow`` (the machines), ``answers`` (how the machines are
+  asked, and the incidents' model), ``intents`` and ``ledger`` (Delivery surfaces, Internal
+  recovery), ``history`` (History replay), ``client`` (the receiving side), ``errors``;
   ``log`` is the structlog listener a caller may attach;
 * the edges: ``lifecycle.claude`` (Claude SDK messages -> events) and ``lifecycle.acp`` (the
   ledger's messages -> the ACP Python SDK);
@@ -16,9 +17,14 @@ The package's folders are its architecture:
   never imports.
 
 This module re-exports the core's public API; the edges, the agent and the tools are imported by
-their own names.
+their own names. The two machine classes (``IncidentMachine``, ``SessionFlow``) are re-exported
+lazily: python-statemachine is imported when a ledger first asks a machine (or when either name is
+read), not by ``import lifecycle``.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from .answers import Incident, MachineAnswers
 from .client import ClientProjection, Entry
 from .conditions import CONDITIONS, Condition, Recovery
 from .errors import (
@@ -54,10 +60,8 @@ from .events import (
     WorkerShuttingDown,
 )
 from .ids import IdKind, IncidentId, parse_id
-from .incident import Incident, IncidentMachine, MachineAnswers
 from .ledger import ActiveIncident, SessionLedger, TurnView
 from .negotiation import negotiate
-from .session_flow import SessionFlow
 from .wire import Action, Category, SessionFailure, Severity, attach_record, read_record
 
 __all__ = [
@@ -114,3 +118,23 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from .incident import IncidentMachine
+    from .session_flow import SessionFlow
+
+def __getattr__(name: str) -> Any:
+    # The two public names whose modules import python-statemachine, loaded on first access.
+    value: Any
+    if name == "IncidentMachine":
+        from .incident import IncidentMachine as value
+    elif name == "SessionFlow":
+        from .session_flow import SessionFlow as value
+    else:
+        raise AttributeError(f"module 'lifecycle' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -34,15 +34,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from statemachine.exceptions import InvalidDefinition
-
+from .answers import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
 from .conditions import (
-    AUTH_REQUIRED,
     CONDITIONS,
-    INTERNAL_ERROR,
-    LEGACY_ADAPTER_ERRORS,
     Condition,
     Recovery,
     classify_assistant_error,
@@ -80,7 +76,7 @@ from .events import (
     WorkerShuttingDown,
 )
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
-from .incident import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
+from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_error, text_update
 from .redaction import redact
 from .titles import (
     claude_text,
@@ -96,7 +92,7 @@ from .wire import Category, SessionFailure
 
 __all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
 
-_Transition = Literal["warn", "fail", "notify", "restore"]
+
 _MAX_NOTICED_TOOLS = 64
 #: How many notices stay active at once (notices never recover; only the latest can change).
 MAX_ACTIVE_NOTICES = 16
@@ -126,51 +122,6 @@ class TurnView:
     answered: bool
 
 
-# ------------------------------------------------------------------ planned sends (intents)
-
-
-@dataclass(slots=True)
-class _Publish:
-    incident_id: str
-    turn_id: str | None
-    condition: Condition
-    category: Category
-    title: str
-    details: str | None
-    transition: _Transition
-    prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
-
-
-@dataclass(slots=True)
-class _Forward:
-    update: dict[str, Any]
-
-
-@dataclass(slots=True)
-class _Settle:
-    turn_id: str
-    stop_reason: str
-
-
-@dataclass(slots=True)
-class _Reject:
-    turn_id: str
-    code: int
-    message: str
-    data: dict[str, Any] | None
-
-
-@dataclass(slots=True)
-class _Recover:
-    """Fire a recovery event in stream order (publishes nothing; applied when reached)."""
-
-    policy: Recovery
-    exclude_turn: str | None = None
-
-
-_Intent = _Publish | _Forward | _Settle | _Reject | _Recover
-
-
 class _Turn:
     """The current (or last) turn's data; where it stands is the flow state (``SessionFlow``)."""
 
@@ -184,10 +135,6 @@ class _Turn:
         self.failure: tuple[Condition, str, str | None] | None = None
 
 
-def _text_update(kind: str, text: str) -> dict[str, Any]:
-    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
-
-
 class SessionLedger:
     """The lifecycle of every incident of one ACP session.
 
@@ -199,7 +146,7 @@ class SessionLedger:
             (the ACP edge uses a random token; the trace driver a counter).
         observer: receives every transition and every refused or ignored event (structlog in
             :mod:`lifecycle.log`); the ledger itself never logs.
-        answers: the :class:`~lifecycle.incident.MachineAnswers` its incidents move by. Whoever
+        answers: the :class:`~lifecycle.answers.MachineAnswers` its incidents move by. Whoever
             owns many ledgers (an agent, a benchmark, the explorer) may share one, so each
             distinct question is asked of a real machine once for all of them; by default the
             ledger makes its own on its first transition. Nothing is shared between ledgers
@@ -253,9 +200,9 @@ class SessionLedger:
         self._notices = bool(notices)
         self._noticed_tools: dict[str, None] = {}  # tool uses whose notice was sent (bounded)
         self._active: dict[str, Incident] = {}
-        self._outbox: deque[_Intent] = deque()
+        self._outbox: deque[Intent] = deque()
         self._head: Outbound | None = None
-        self._head_intent: _Intent | None = None
+        self._head_intent: Intent | None = None
         self._turn: _Turn | None = None
         self._seq = 0
         self._runtime = 0
@@ -362,7 +309,7 @@ class SessionLedger:
     def delivered(self) -> None:
         """The message from :meth:`next_outbound` reached the client: commit what it shows."""
         intent = self._take_head()
-        if isinstance(intent, _Publish):
+        if type(intent) is Publish:
             self._commit(intent)
         else:
             self._last_record_id = None
@@ -370,7 +317,7 @@ class SessionLedger:
     def delivery_failed(self) -> None:
         """The message from :meth:`next_outbound` was not delivered: nothing it shows is committed."""
         intent = self._take_head()
-        if isinstance(intent, _Publish) and intent.incident_id == self._runtime_incident:
+        if isinstance(intent, Publish) and intent.incident_id == self._runtime_incident:
             # The runtime's loss was not shown after all: the next sign of it shows it.
             self._runtime_incident = None
         self._note("delivery_failed", intent=type(intent).__name__.lstrip("_").lower())
@@ -378,15 +325,24 @@ class SessionLedger:
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
         """Feed ``event`` and drain its sends through ``deliver`` (an exception = a failed send)."""
         accepted = self.feed(event, runtime=runtime)
-        if not self._outbox:
-            return accepted  # the common case: nothing to send
-        while (out := self.next_outbound()) is not None:
+        outbox = self._outbox
+        # next_outbound() inlined (feed() left no head): this loop runs for every forwarded chunk.
+        while outbox:
+            intent = outbox.popleft()
+            out = self._materialise(intent)
+            if out is None:
+                continue
+            self._head, self._head_intent = out, intent
             try:
                 deliver(out)
             except Exception:
                 self.delivery_failed()
-            else:
-                self.delivered()
+            else:  # delivered(), inlined
+                self._head = self._head_intent = None
+                if type(intent) is Publish:
+                    self._commit(intent)
+                else:
+                    self._last_record_id = None
         return accepted
 
     # ------------------------------------------------------------------ event handlers
@@ -398,7 +354,9 @@ class SessionLedger:
         if answer is None:
             running = self._turn.turn_id if self._turn else "?"
             raise LocalProtocolError(f"PromptStarted({ev.turn_id!r}) while turn {running!r} is still running")
-        if turn_error_id(ev.turn_id) in self._active or (self._turn and self._turn.turn_id == ev.turn_id):
+        if (self._active and turn_error_id(ev.turn_id) in self._active) or (
+            self._turn and self._turn.turn_id == ev.turn_id
+        ):
             raise LocalProtocolError(f"turn id {ev.turn_id!r} was already used in this session")
         target, effects = answer
         self._flow = target
@@ -447,7 +405,7 @@ class SessionLedger:
                 continue  # legacy: retry progress was never shown
             row, category = retry_condition(ev.error_status, ev.error)
             title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
-            self._outbox.append(_Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
+            self._outbox.append(Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
 
     def _on_assistant(self, ev: Assistant) -> None:
         if not ev.top_level:
@@ -455,7 +413,8 @@ class SessionLedger:
         text = ev.text
         if ev.refusal is not None and self._turn is not None and self._flow in _IN_TURN:
             self._turn.refusal = ev.refusal  # the refused response's own explanation wins
-        if ev.error is not None or (ev.synthetic and is_synthetic_failure_text(text)):
+        synthetic = ev.model == "<synthetic>"  # Assistant.synthetic, read once: this runs per message
+        if ev.error is not None or (synthetic and is_synthetic_failure_text(text)):
             cond = classify_assistant_error(ev.error, text)
             for effect in self._step_turn("claude_failure") or ():
                 if effect == "hold_failure":
@@ -468,20 +427,22 @@ class SessionLedger:
             if not self._negotiated and text and cond.recovery is not Recovery.AUTH_STATUS:
                 # Legacy: Claude's failure text stays in the transcript, except a login request,
                 # which the reference adapter answers with -32000 alone (the error is the prompt).
-                self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
+                self._outbox.append(Forward(text_update("agent_message_chunk", text)))
             return
         if text:
-            self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
-        if ev.synthetic or not ev.model:
+            self._outbox.append(Forward(text_update("agent_message_chunk", text)))
+        if synthetic or not ev.model:
             return  # local-command answers ("No response requested.") and model-less text prove nothing
         for effect in self._step_turn("real_answer") or ():
             if effect == "recover_answered":
                 assert self._turn is not None
-                self._recover(Recovery.REAL_MODEL_ANSWER)
-                self._recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=self._turn.turn_id)
+                if self._active:  # nothing to recover is the common case: skip the calls
+                    self._recover(Recovery.REAL_MODEL_ANSWER)
+                    self._recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=self._turn.turn_id)
             elif effect == "recover_all":
-                self._recover(Recovery.REAL_MODEL_ANSWER)
-                self._recover(Recovery.CONFIRMED_ATTEMPT)
+                if self._active:
+                    self._recover(Recovery.REAL_MODEL_ANSWER)
+                    self._recover(Recovery.CONFIRMED_ATTEMPT)
             else:
                 self._unknown_effect(effect, "real_answer")
 
@@ -499,12 +460,13 @@ class SessionLedger:
                 stop = stop_reason_for(ev.stop_reason, ev.terminal_reason)
                 if stop == "refusal" and turn.refusal:
                     # The refused response shows nothing: Claude's explanation is the answer.
-                    self._outbox.append(_Forward(_text_update("agent_message_chunk", redact(turn.refusal))))
-                self._outbox.append(_Settle(turn.turn_id, stop))
+                    self._outbox.append(Forward(text_update("agent_message_chunk", redact(turn.refusal))))
+                self._outbox.append(Settle(turn.turn_id, stop))
             elif effect == "confirm_attempt":
                 # The turn's attempt is confirmed: its own retry warning and earlier turn-scoped
                 # failures stop being active.
-                self._recover(Recovery.CONFIRMED_ATTEMPT)
+                if self._active:
+                    self._recover(Recovery.CONFIRMED_ATTEMPT)
             elif effect == "settle_failure":
                 self._settle_held(turn, ev)
             elif effect == "settle_result_error":
@@ -534,13 +496,13 @@ class SessionLedger:
             update: dict[str, Any] = {"sessionUpdate": "notice", "severity": "warning", "title": title}
             if description:
                 update["description"] = description
-            self._outbox.append(_Forward(update))
+            self._outbox.append(Forward(update))
         elif self._negotiated:
             title, details = refusal_fallback_record(summary, explanation)
             self._publish_notice(CONDITIONS["model_refusal_fallback"], title, details)
         else:
             text = refusal_fallback_transcript(summary, explanation)
-            self._outbox.append(_Forward(_text_update("agent_message_chunk", text)))
+            self._outbox.append(Forward(text_update("agent_message_chunk", text)))
 
     def _on_informational(self, ev: Informational) -> None:
         # Claude Code's free-form notice (the reference adapter's "informational" lane): an ACP
@@ -563,14 +525,14 @@ class SessionLedger:
             update: dict[str, Any] = {"sessionUpdate": "notice", "severity": severity, "title": title}
             if description:
                 update["description"] = description
-            self._outbox.append(_Forward(update))
+            self._outbox.append(Forward(update))
             return
         if not ev.content:
             return
         text = ev.content if level == "info" else f"**{level[:1].upper()}{level[1:]}:** {ev.content}"
-        chunk = _text_update("agent_message_chunk", text)
+        chunk = text_update("agent_message_chunk", text)
         chunk["_meta"] = {"claudeCode": {"kind": "informational", "level": level}}
-        self._outbox.append(_Forward(chunk))
+        self._outbox.append(Forward(chunk))
 
     def _on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
         turn = self._turn
@@ -585,7 +547,7 @@ class SessionLedger:
             incident_id = last[0]
         else:
             incident_id = notice_id(self._session_id, self._epoch, self._next_seq())
-        self._outbox.append(_Publish(incident_id, None, row, row.category, title, details, "notify"))
+        self._outbox.append(Publish(incident_id, None, row, row.category, title, details, "notify"))
 
     def _on_worker_shutting_down(self, ev: WorkerShuttingDown) -> None:
         self._worker_stopping = True
@@ -651,7 +613,7 @@ class SessionLedger:
         assert turn is not None
         for effect in effects:
             if effect == "settle_cancelled":
-                self._outbox.append(_Settle(turn.turn_id, "cancelled"))
+                self._outbox.append(Settle(turn.turn_id, "cancelled"))
             else:
                 self._unknown_effect(effect, "cancel")
 
@@ -666,7 +628,7 @@ class SessionLedger:
                 if entry.prompt:
                     self._replay_prompt, self._replay_prompt_used = entry.uuid, False
                     if entry.text:
-                        self._outbox.append(_Forward(_text_update("user_message_chunk", entry.text)))
+                        self._outbox.append(Forward(text_update("user_message_chunk", entry.text)))
                 continue
             if _is_replayed_limit(entry) and self._negotiated:
                 prompt = self._replay_prompt
@@ -680,12 +642,12 @@ class SessionLedger:
                 self._replay_ids.add(incident_id)
                 row = CONDITIONS["usage_limit"]
                 title, details = present(entry.text, "error_result")
-                self._outbox.append(_Publish(incident_id, prompt, row, row.category, title, details, "restore"))
+                self._outbox.append(Publish(incident_id, prompt, row, row.category, title, details, "restore"))
                 continue
             if entry.text:
-                self._outbox.append(_Forward(_text_update("agent_message_chunk", entry.text)))
+                self._outbox.append(Forward(text_update("agent_message_chunk", entry.text)))
             if _is_real_answer(entry):
-                self._outbox.append(_Recover(Recovery.REAL_MODEL_ANSWER))
+                self._outbox.append(Recover(Recovery.REAL_MODEL_ANSWER))
 
     # ------------------------------------------------------------------ helpers
 
@@ -697,7 +659,7 @@ class SessionLedger:
         title, details = present(text, fallback_key)
         if self._negotiated:
             self._outbox.append(
-                _Publish(
+                Publish(
                     turn_error_id(turn.turn_id),
                     turn.turn_id,
                     cond,
@@ -709,7 +671,7 @@ class SessionLedger:
                 )
             )
         else:
-            self._outbox.append(_legacy_error(turn.turn_id, cond, text, details or title, kind))
+            self._outbox.append(legacy_error(turn.turn_id, cond, text, details or title, kind))
 
     def _settle_held(self, turn: _Turn, result: Result | None) -> None:
         """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""
@@ -725,6 +687,8 @@ class SessionLedger:
 
     def _unknown_effect(self, effect: str, event: str) -> None:
         # A SessionFlow action the ledger does not perform: the machine and the ledger disagree.
+        from statemachine.exceptions import InvalidDefinition
+
         raise InvalidDefinition(f"SessionFlow names effect {effect!r} on {event!r}; the ledger has no such effect")
 
     def _background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None:
@@ -733,7 +697,7 @@ class SessionLedger:
             return None
         incident_id = session_incident_id(self._session_id, self._epoch, self._next_seq())
         title, details = present(text, fallback_key)
-        self._outbox.append(_Publish(incident_id, None, cond, cond.category, title, details, "fail"))
+        self._outbox.append(Publish(incident_id, None, cond, cond.category, title, details, "fail"))
         return incident_id
 
     def _next_seq(self) -> int:
@@ -756,23 +720,24 @@ class SessionLedger:
         if self._observer is not None:
             self._observer.note(what, session_id=self._session_id, **fields)
 
-    def _take_head(self) -> _Intent:
+    def _take_head(self) -> Intent:
         if self._head is None or self._head_intent is None:
             raise LocalProtocolError("no planned send is waiting for its outcome")
         intent = self._head_intent
         self._head = self._head_intent = None
         return intent
 
-    def _materialise(self, intent: _Intent) -> Outbound | None:
-        if isinstance(intent, _Recover):
+    def _materialise(self, intent: Intent) -> Outbound | None:
+        if type(intent) is Forward:  # the common send: an agent message chunk
+            return SessionUpdateOut(session_id=self._session_id, update=intent.update)
+        if isinstance(intent, Recover):
             self._recover(intent.policy, exclude_turn=intent.exclude_turn)
             return None
-        if isinstance(intent, _Forward):
-            return SessionUpdateOut(session_id=self._session_id, update=intent.update)
-        if isinstance(intent, _Settle):
+        if isinstance(intent, Settle):
             return PromptResponseOut(turn_id=intent.turn_id, stop_reason=intent.stop_reason)
-        if isinstance(intent, _Reject):
+        if isinstance(intent, Reject):
             return PromptErrorOut(turn_id=intent.turn_id, code=intent.code, message=intent.message, data=intent.data)
+        assert isinstance(intent, Publish)
         current = self._active.get(intent.incident_id)
         record = SessionFailure(
             id=intent.incident_id,
@@ -787,7 +752,7 @@ class SessionLedger:
             return PromptResponseOut(turn_id=intent.prompt_turn, stop_reason="end_turn", record=record)
         return SessionUpdateOut(session_id=self._session_id, update=_INFO_UPDATE, record=record)
 
-    def _commit(self, intent: _Publish) -> None:
+    def _commit(self, intent: Publish) -> None:
         assert self._head is None
         inc = self._active.get(intent.incident_id)
         if inc is None:
@@ -837,25 +802,6 @@ class SessionLedger:
                 event=event,
                 revision=inc.revision,
             )
-
-
-def _legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> _Reject:
-    """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
-
-    Authentication: ``-32000 "Authentication required"`` with no data. Anything else: ``-32603``
-    with ``"Internal error: <Claude's text>"`` (redacted: ``shown``) and ``data: {"errorKind": K}``
-    when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
-    reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
-    """
-    if cond.legacy_code == AUTH_REQUIRED:
-        return _Reject(turn_id, AUTH_REQUIRED, "Authentication required", None)
-    adapter = LEGACY_ADAPTER_ERRORS.get(cond.key)
-    if adapter is not None and not text:
-        kind, with_text = adapter
-        message = f"Internal error: {shown}" if with_text else "Internal error"
-    else:
-        message = f"Internal error: {shown}" if text else "Internal error"
-    return _Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
 
 
 def _is_replayed_limit(entry: HistoryEntry) -> bool:

@@ -16,7 +16,7 @@ __all__ = ["StructlogObserver", "configure_logging"]
 
 
 class StructlogObserver:
-    """A :class:`lifecycle.incident.TransitionObserver` that logs with structlog."""
+    """A :class:`lifecycle.answers.TransitionObserver` that logs with structlog."""
 
     __slots__ = ("_log",)
 

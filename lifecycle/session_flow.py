@@ -35,8 +35,8 @@ Theory of operation
 The machine is pure, like :class:`lifecycle.incident.IncidentMachine`: it has no guards and its
 actions only name the effect (:meth:`SessionFlow._effect` appends the name to the model's
 ``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 11 points. The
-ledger's :class:`~lifecycle.incident.MachineAnswers` asks a real instance once per point
-(:meth:`~lifecycle.incident.MachineAnswers.turn`) and reuses the answer; a turn costs no machine
+ledger's :class:`~lifecycle.answers.MachineAnswers` asks a real instance once per point
+(:meth:`~lifecycle.answers.MachineAnswers.turn`) and reuses the answer; a turn costs no machine
 instance. ``tests/test_session_flow.py`` checks the kept answers against fresh instances.
 """
 

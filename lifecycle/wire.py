@@ -73,7 +73,7 @@ class SessionFailure(BaseModel):
     ``actions`` an ordered tuple without duplicates. ``details`` is omitted on the wire when absent.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False, defer_build=True)
 
     id: StrictStr = Field(min_length=1)
     revision: StrictInt = Field(gt=0)

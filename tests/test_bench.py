@@ -57,7 +57,7 @@ def test_quick_run_reports_every_figure_as_a_positive_number(quick: tuple[int, d
     assert result["targets"]["enforced"] is False
     ids = [f["id"] for f in result["figures"]]
     assert len(ids) == len(set(ids)), "figure ids are unique"
-    for section in ("hot_path.", "incident.", "replay.", "memory.", "explorer."):
+    for section in ("hot_path.", "incident.", "replay.", "memory.", "explorer.", "imports."):
         assert any(i.startswith(section) for i in ids), f"no {section} figure"
     for f in result["figures"]:
         assert isinstance(f["label"], str) and f["label"] and isinstance(f["unit"], str) and f["unit"]
@@ -83,7 +83,13 @@ def test_quick_run_reports_every_figure_as_a_positive_number(quick: tuple[int, d
 def test_quick_run_targets_are_consistent(quick: tuple[int, dict[str, Any]]) -> None:
     _, result = quick
     with_target = [f for f in result["figures"] if "target" in f]
-    expected = {"hot_path.ratio", "replay.ratio", "memory.ledger_ratio", "memory.idle_session_bytes"}
+    expected = {
+        "hot_path.ratio",
+        "replay.ratio",
+        "memory.ledger_ratio",
+        "memory.idle_session_bytes",
+        "imports.core_s",
+    }
     assert expected <= {f["id"] for f in with_target}
     for f in with_target:
         t = f["target"]
@@ -115,6 +121,12 @@ def test_quick_run_details_describe_the_measured_inputs(quick: tuple[int, dict[s
     assert replay["large"]["usage_limits"] >= 1
     # Built from the inputs shipped with the package (no --fixtures).
     assert "package data" in result["inputs"]
+    # The import breakdown is read back from -X importtime: its parts add up to the total, and the
+    # core's own modules and pydantic are in it (python-statemachine is not: it waits for first use).
+    parts = result["details"]["imports"]["breakdown_ms"]
+    total = parts.pop("total")
+    assert abs(sum(parts.values()) - total) < 1.0 and "lifecycle.ledger" in parts and "pydantic" in parts
+    assert "statemachine" not in parts
     prof = result["details"]["incident"]["profile"]
     assert set(prof["seconds"]) >= {"machine_creation", "transitions_send", "machine_answers_fire"}
     # The profile starts cold: the questions its lives need were asked of real machines, and only once.

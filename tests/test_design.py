@@ -45,6 +45,8 @@ CORE = (
     "titles",
     "redaction",
     "events",
+    "answers",
+    "intents",
     "incident",
     "session_flow",
     "ledger",
@@ -306,6 +308,45 @@ def test_importing_the_core_performs_no_io_import_at_run_time() -> None:
     io_packages = [m for m in loaded if m.split(".")[0] in {"claude_agent_sdk", "acp", "structlog", "anyio"}]
     assert sorted(edges + io_packages) == [], "importing the core loaded these"
     assert {f"lifecycle.{m}" for m in CORE} <= loaded
+
+
+_LAZY_PROBE = r"""
+import json, sys
+import lifecycle
+from lifecycle import ApiRetry, PromptStarted, Result, SessionLedger
+
+def loaded():
+    return {
+        "statemachine": any(m.split(".")[0] == "statemachine" for m in sys.modules),
+        "session_flow": "lifecycle.session_flow" in sys.modules,
+        "incident": "lifecycle.incident" in sys.modules,
+        "record_schema": lifecycle.SessionFailure.__pydantic_complete__,
+    }
+
+steps = {"import": loaded()}
+ledger = SessionLedger("s1", negotiated=True, epoch="e1")
+ledger.process(PromptStarted(turn_id="t1"), lambda out: None)
+ledger.process(Result(subtype="success", is_error=False, result="hi"), lambda out: None)
+steps["healthy turn"] = loaded()
+ledger.process(PromptStarted(turn_id="t2"), lambda out: None)
+ledger.process(ApiRetry(attempt=1, max_retries=10, error_status=529, error="overloaded"), lambda out: None)
+steps["first incident"] = loaded()
+print(json.dumps(steps))
+"""
+
+
+def test_import_lifecycle_defers_the_machines_and_the_record_schema_to_first_use() -> None:
+    """``import lifecycle`` stays small (issue 12): python-statemachine and the turn machine are
+    imported when a ledger first asks the turn machine, the incident machine and the record's
+    pydantic schema when the first incident is published. The answers still come from the real
+    classes: each step shows the module it needed loaded."""
+    res = subprocess.run([sys.executable, "-c", _LAZY_PROBE], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    steps = json.loads(res.stdout)
+    off = {"statemachine": False, "session_flow": False, "incident": False, "record_schema": False}
+    assert steps["import"] == off
+    assert steps["healthy turn"] == {**off, "statemachine": True, "session_flow": True}
+    assert steps["first incident"] == {k: True for k in off}
 
 
 def test_the_core_imports_without_the_optional_extras() -> None:

@@ -8,15 +8,9 @@ import itertools
 import pytest
 from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
 
+from lifecycle.answers import GUARD_INPUTS, INITIAL_STATE, RECOVERY_EVENTS, Incident, MachineAnswers, TransitionListener
 from lifecycle.conditions import CONDITIONS, Recovery
-from lifecycle.incident import (
-    GUARD_INPUTS,
-    RECOVERY_EVENTS,
-    Incident,
-    IncidentMachine,
-    MachineAnswers,
-    TransitionListener,
-)
+from lifecycle.incident import IncidentMachine
 from lifecycle.wire import Category
 
 STATES = [s.id for s in IncidentMachine.states]
@@ -394,3 +388,8 @@ def test_an_impure_machine_names_what_it_changed() -> None:
     with pytest.raises(InvalidDefinition) as info:
         answers.fire(Incident("t1:error", "t1"), "fail")
     assert "it changed ['revision'] and reported [('pending', 'failed')]" in str(info.value)
+
+
+def test_a_new_incident_starts_in_the_machines_initial_state() -> None:
+    # answers.py names the initial state so that a ledger holds incidents without importing the machine.
+    assert INITIAL_STATE == IncidentMachine.initial_state.id == Incident("t1:error", "t1").state

@@ -42,10 +42,10 @@ from lifecycle import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
+from lifecycle.answers import RECOVERY_EVENTS
 from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound
 from lifecycle.history import load_history
-from lifecycle.incident import RECOVERY_EVENTS
 from lifecycle.ledger import MAX_ACTIVE_NOTICES
 from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record

@@ -30,9 +30,9 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
 from .. import __version__
 from ..acp import SessionPublisher, advertise, negotiate_client, new_epoch
+from ..answers import MachineAnswers
 from ..events import AuthStatus
 from ..history import load_history
-from ..incident import MachineAnswers
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable

@@ -105,7 +105,9 @@ def _result(
     # (a missing or garbled flag, an error subtype) is a failure, never an invented success.
     failed = not (is_error is False and sub == "success")
     errs: tuple[str, ...] = ()
-    if isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
+    if errors is None:
+        pass  # the common case, decided before the ABC checks below
+    elif isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
         errs = tuple(e for e in errors if isinstance(e, str))
     return Result(
         subtype=sub,
@@ -136,7 +138,7 @@ def _stream_assistant(line: Mapping[str, Any]) -> Event:
     return Assistant(
         text=text_of(message.get("content")),
         model=model if isinstance(model, str) else None,
-        error=_error_kind(error),
+        error=None if error is None else _error_kind(error),
         top_level=line.get("parent_tool_use_id") is None,
         uuid=uuid if isinstance(uuid, str) else None,
         refusal=refusal or None,
@@ -179,8 +181,11 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     Raises:
         MalformedMessage: a known type (``assistant``, ``result``, ``system``) with a wrong shape.
     """
+    kind = line.get("type")
+    if kind == "stream_event":
+        return None  # most lines of a streamed turn: dismissed before any other lookup
     try:
-        translate = _STREAM_TYPES.get(line.get("type"))
+        translate = _STREAM_TYPES.get(kind)
     except TypeError:  # an unhashable "type" value: not a known message
         return None
     return None if translate is None else translate(line)

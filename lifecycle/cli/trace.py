@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..answers import TransitionObserver
 from ..claude import MalformedMessage, from_stream_json
 from ..errors import LifecycleError
 from ..events import (
@@ -27,7 +28,6 @@ from ..events import (
     mask_texts,
 )
 from ..history import load_history
-from ..incident import TransitionObserver
 from ..ledger import SessionLedger
 from ..negotiation import negotiate, notices_capable
 from ..redaction import SecretMemory, redact

@@ -38,8 +38,9 @@ from typing import NamedTuple
 
 from statemachine import State, StateMachine
 
+from ..answers import RECOVERY_EVENTS
 from ..conditions import render_conditions_markdown
-from ..incident import RECOVERY_EVENTS, IncidentMachine
+from ..incident import IncidentMachine
 from ..session_flow import SessionFlow
 
 __all__ = [

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import client as client_mod
+from .. import intents
 from .. import ledger as ledger_mod
 from .. import titles as titles_mod
 from ..conditions import Recovery, classify_assistant_error
@@ -146,7 +147,7 @@ def _tombstone_on_recovery(p: _Patches) -> None:
                     actions=(),
                 )
                 update = {"sessionUpdate": "session_info_update", "_meta": attach_record(None, tomb)}
-                self._outbox.append(ledger_mod._Forward(update))
+                self._outbox.append(intents.Forward(update))
 
     p.attr(ledger_mod.SessionLedger, "_recover", recover)
 
@@ -165,7 +166,7 @@ def _warning_settles_prompt(p: _Patches) -> None:
         orig(self, ev)
         if running and self._negotiated and self._turn is not None:  # "a retry warning answers the prompt"
             self._flow = "idle"
-            self._outbox.append(ledger_mod._Settle(self._turn.turn_id, "end_turn"))
+            self._outbox.append(intents.Settle(self._turn.turn_id, "end_turn"))
 
     p.item(ledger_mod._HANDLERS, ApiRetry, on_retry)
 
@@ -197,7 +198,7 @@ def _commit_on_failed_send(p: _Patches) -> None:
     def delivery_failed(self: Any) -> None:
         intent = self._head_intent
         orig(self)
-        if isinstance(intent, ledger_mod._Publish):  # "we planned it, so it happened"
+        if isinstance(intent, intents.Publish):  # "we planned it, so it happened"
             self._commit(intent)
 
     p.attr(ledger_mod.SessionLedger, "delivery_failed", delivery_failed)
@@ -236,9 +237,9 @@ def _terminal_failure_on_session_update(p: _Patches) -> None:
     def settle_failure(self: Any, turn: Any, *args: Any, **kwargs: Any) -> None:
         orig(self, turn, *args, **kwargs)
         last = self._outbox[-1] if self._outbox else None
-        if isinstance(last, ledger_mod._Publish) and last.prompt_turn is not None:
+        if isinstance(last, intents.Publish) and last.prompt_turn is not None:
             last.prompt_turn = None  # "show it like every other record, then answer the prompt"
-            self._outbox.append(ledger_mod._Settle(turn.turn_id, "end_turn"))
+            self._outbox.append(intents.Settle(turn.turn_id, "end_turn"))
 
     p.attr(ledger_mod.SessionLedger, "_settle", settle_failure)
 
@@ -248,7 +249,7 @@ def _replay_ignores_later_answer(p: _Patches) -> None:
 
     def on_history(self: Any, ev: HistoryLoaded) -> None:
         orig(self, ev)
-        kept = [i for i in self._outbox if not isinstance(i, ledger_mod._Recover)]  # "replay is display only"
+        kept = [i for i in self._outbox if not isinstance(i, intents.Recover)]  # "replay is display only"
         self._outbox.clear()
         self._outbox.extend(kept)
 
@@ -298,7 +299,7 @@ def _cancel_answers_end_turn(p: _Patches) -> None:
     def on_cancel(self: Any, ev: Cancelled) -> None:
         orig(self, ev)
         last = self._outbox[-1] if self._outbox else None
-        if isinstance(last, ledger_mod._Settle):
+        if isinstance(last, intents.Settle):
             last.stop_reason = "end_turn"  # "the turn ended"
 
     p.item(ledger_mod._HANDLERS, Cancelled, on_cancel)
@@ -310,7 +311,7 @@ def _late_result_settles_again(p: _Patches) -> None:
     def on_result(self: Any, ev: Result) -> None:
         turn = self._turn
         if turn is not None and not _in_turn(self):  # "every result answers its prompt"
-            self._outbox.append(ledger_mod._Settle(turn.turn_id, "end_turn"))
+            self._outbox.append(intents.Settle(turn.turn_id, "end_turn"))
             return
         orig(self, ev)
 
@@ -323,7 +324,7 @@ def _warning_recommends_retry(p: _Patches) -> None:
     def on_retry(self: Any, ev: ApiRetry) -> None:
         orig(self, ev)
         last = self._outbox[-1] if self._outbox else None
-        if isinstance(last, ledger_mod._Publish) and last.transition == "warn":  # "offer a retry button"
+        if isinstance(last, intents.Publish) and last.transition == "warn":  # "offer a retry button"
             last.condition = dataclasses.replace(last.condition, actions=(Action.RETRY,))
 
     p.item(ledger_mod._HANDLERS, ApiRetry, on_retry)

@@ -46,12 +46,12 @@ from lifecycle import (
     negotiate,
     read_record,
 )
+from lifecycle.answers import TransitionObserver
 from lifecycle.claude import MalformedMessage, from_sdk_exception, from_sdk_message, from_stream_json
 from lifecycle.cli.replay import CHUNK_SIZE, replay_lines, replay_transcript
 from lifecycle.cli.trace import TraceDriver, run_trace
 from lifecycle.events import Event, HistoryEntry, Outbound
 from lifecycle.history import history_entry, load_history
-from lifecycle.incident import TransitionObserver
 from lifecycle.wire import Action, MalformedRecordError, attach_record
 
 NIGHTLY = os.environ.get("FUZZ_PROFILE", "") == "nightly"

@@ -30,8 +30,13 @@ Sections (ids of the figures in the JSON output), one module each:
     memory of many idle sessions.
 ``explorer`` (:mod:`.explorer`)
     ``lifecycle check``: states per second and total time.
+``imports`` (:mod:`.imports`)
+    ``import lifecycle`` in fresh interpreters (target 0.1 s), beside ``from pydantic import
+    BaseModel`` alone, and what the first turn and the first record add.
+``peer`` (:mod:`.peer`)
+    ``lifecycle acp`` against the reference TypeScript adapter, spawned side by side.
 
-Machine answers: a ledger's incidents move by a :class:`~lifecycle.incident.MachineAnswers`, which
+Machine answers: a ledger's incidents move by a :class:`~lifecycle.answers.MachineAnswers`, which
 asks a real ``IncidentMachine`` each distinct question once. The steady-state figures give the
 ledgers of a section one shared, warmed ``MachineAnswers``, as an agent's sessions share theirs; a
 *cold* figure (``incident.cold_life_ms``, ``hot_path.ratio_cold_answers``, the incident profile) is

@@ -20,6 +20,7 @@ from typing import Any
 from .config import BenchConfig, Figure, Progress, Say, SectionResult
 from .explorer import bench_explorer
 from .hot_path import bench_hot_path
+from .imports import bench_imports
 from .incident import bench_incident
 from .inputs import FIXTURE_SET, Recordings, load_recordings, shipped_recordings, write_data
 from .memory import bench_memory
@@ -34,6 +35,7 @@ SECTIONS: tuple[tuple[str, Callable[[BenchConfig, Say], SectionResult]], ...] = 
     ("replay", bench_replay),
     ("memory", bench_memory),
     ("explorer", bench_explorer),
+    ("imports", bench_imports),
     ("peer", bench_peer),
 )
 

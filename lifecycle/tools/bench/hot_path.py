@@ -1,7 +1,7 @@
 """Section ``hot_path``: stream-json lines through ``from_stream_json`` and ``SessionLedger.process``.
 
 Baseline: ``json.loads`` of the same lines. The ledgers of this section share one
-:class:`~lifecycle.incident.MachineAnswers`, as an agent's sessions share theirs
+:class:`~lifecycle.answers.MachineAnswers`, as an agent's sessions share theirs
 (:class:`lifecycle.agent` keeps one per agent), warmed by an untimed pass: the figures are a
 session's steady state. ``hot_path.ratio_cold_answers`` gives every repetition a ledger with fresh
 answers instead (an agent process's first session, every question asked of a real machine).
@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, TypeAlias
 
+from ...answers import MachineAnswers
 from ...claude import from_stream_json
 from ...events import Event, Outbound
-from ...incident import MachineAnswers
 from ...ledger import SessionLedger
 from .config import BenchConfig, Say, SectionResult, best_of, measured, noop, serialise, timed
 from .inputs import load_recordings
@@ -267,7 +267,7 @@ def bench_hot_path(cfg: BenchConfig, progress: Say) -> SectionResult:
         "lifecycle = from_stream_json(dict) for every line + SessionLedger.process(event, deliver) for every "
         "event (incl. the adapter-only PromptStarted event per turn, building every outbound message, "
         "SessionFailure records, incident transitions answered by IncidentMachine through "
-        "lifecycle.incident.MachineAnswers, commit); deliver is a no-op "
+        "lifecycle.answers.MachineAnswers, commit); deliver is a no-op "
         "(no to_jsonrpc, no JSON encoding, no transport); baseline = json.loads of the same lines; "
         "each repetition is a new ledger, all sharing one MachineAnswers warmed by an untimed pass, as an "
         "agent's sessions share theirs (hot_path.ratio_cold_answers: fresh answers per ledger)"

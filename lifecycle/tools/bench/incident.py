@@ -2,7 +2,7 @@
 
 Where python-statemachine's time goes (cProfile, from a cold start); the first life of a process;
 what a real machine instance per incident would cost. The steady-state figures use ledgers sharing
-one :class:`~lifecycle.incident.MachineAnswers` (warmed first, as an agent's sessions share theirs);
+one :class:`~lifecycle.answers.MachineAnswers` (warmed first, as an agent's sessions share theirs);
 a *cold* life or profile is a ledger given fresh answers, so every question it asks goes to a real
 :class:`~lifecycle.incident.IncidentMachine`.
 """
@@ -17,9 +17,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ...answers import Incident, MachineAnswers, TransitionListener
 from ...conditions import Recovery
 from ...events import ApiRetry, Assistant, Event, Outbound, PromptStarted, Result
-from ...incident import Incident, IncidentMachine, MachineAnswers, TransitionListener
+from ...incident import IncidentMachine
 from ...ledger import SessionLedger
 from ...wire import Category, SessionFailure, Severity, attach_record
 from .config import BenchConfig, Figure, Say, SectionResult, measured, serialise, timed
@@ -260,7 +261,7 @@ def bench_incident(cfg: BenchConfig, progress: Say) -> SectionResult:
             split["share_of_total"]["machine_creation"] + split["share_of_total"]["transitions_send"],
             note=f"machine creation + send() of the {split['questions_asked_of_real_machines']} incident and "
             f"{split['turn_questions_asked_of_real_machines']} turn questions asked of real IncidentMachine and "
-            "SessionFlow instances (lifecycle.incident.MachineAnswers); every other transition is a kept answer; "
+            "SessionFlow instances (lifecycle.answers.MachineAnswers); every other transition is a kept answer; "
             "see details.incident.profile for the split",
         ),
         measured(

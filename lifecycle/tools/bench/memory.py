@@ -1,7 +1,7 @@
 """Section ``memory``: ledger size after few vs many recovered incidents, and the memory of idle sessions.
 
 Sizes are tracemalloc's, after ``gc.collect()``. The ledgers share one
-:class:`~lifecycle.incident.MachineAnswers` owned by the section (as an agent's sessions share
+:class:`~lifecycle.answers.MachineAnswers` owned by the section (as an agent's sessions share
 theirs), so a ledger's size is its own, not its owner's answers.
 """
 
@@ -14,8 +14,8 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from ...answers import MachineAnswers
 from ...events import Assistant, Event, PromptStarted, Result
-from ...incident import MachineAnswers
 from ...ledger import SessionLedger
 from .config import BenchConfig, Figure, Say, SectionResult, noop, timed
 from .incident import ANSWER, RETRY, NullObserver

@@ -31,7 +31,7 @@ configuration only until it is expanded. To get a successor, the configuration i
 (a structural copy of the ledger's slots and the client's lists, ~tens of µs) and one action is
 fed to the clone; re-running the shortest path to every frontier state would cost the whole
 prefix per successor. An incident holds no machine instance (the ledger asks the run's
-:class:`lifecycle.incident.MachineAnswers`, which asks a real ``IncidentMachine`` once per distinct
+:class:`lifecycle.answers.MachineAnswers`, which asks a real ``IncidentMachine`` once per distinct
 question), so cloning one is copying its slots; every run makes its own answers, so a patched
 (mutant) machine class is asked afresh.
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...answers import MachineAnswers
 from ...claude import from_stream_json
 from ...client import ClientProjection
 from ...conditions import Recovery
@@ -36,7 +37,6 @@ from ...events import (
 )
 from ...history import load_history
 from ...ids import turn_error_id
-from ...incident import MachineAnswers
 from ...ledger import ActiveIncident, SessionLedger
 from ...negotiation import negotiate
 from ...session_flow import flow_transitions

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ... import ledger as ledger_mod
+from ...answers import RECOVERY_EVENTS
 from ...client import ClientProjection
 from ...conditions import Recovery
 from ...events import (
@@ -35,7 +36,6 @@ from ...events import (
     SessionUpdateOut,
 )
 from ...ids import IdKind, IncidentId, parse_id, turn_error_id
-from ...incident import RECOVERY_EVENTS
 from ...wire import (
     AIR_VERSION,
     Category,

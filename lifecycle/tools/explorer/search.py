@@ -2,7 +2,7 @@
 
 Rules
 -----
-* :class:`Explorer` owns one run's :class:`~lifecycle.incident.MachineAnswers` (made fresh by
+* :class:`Explorer` owns one run's :class:`~lifecycle.answers.MachineAnswers` (made fresh by
   every :meth:`Explorer.run`, so a machine class patched since the last run is asked afresh) and
   hands it to every root; clones share it.
 * Every edge is checked against every invariant, every new state for traps; the first violation
@@ -20,7 +20,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...incident import IncidentMachine, MachineAnswers
+from ...answers import MachineAnswers
+from ...incident import IncidentMachine
 from ...session_flow import flow_transitions
 from .actions import ACTIONS, ACTIONS_BY_NAME, ROOTS, Action, Line, Step, adapter_line, make_root, root_lines, run_step
 from .invariants import INVARIANTS, RECOVERY_REACHABLE, TARGETS, Invariant, beyond_bounds, check_escape

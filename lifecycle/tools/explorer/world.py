@@ -5,7 +5,7 @@ Rules
 * A :class:`World` is one concrete configuration: a real :class:`~lifecycle.ledger.SessionLedger`
   and :class:`~lifecycle.client.ClientProjection`, plus the environment's counters.
 * :func:`clone_value` copies a configuration structurally (immutable values are shared, and so is the
-  exploration's :class:`~lifecycle.incident.MachineAnswers`); :func:`ledger_fingerprint` is the
+  exploration's :class:`~lifecycle.answers.MachineAnswers`); :func:`ledger_fingerprint` is the
   complete state of a ledger and :func:`ledger_view` its abstract state (see the VIEW comment).
 * Incident ids are read with :func:`lifecycle.ids.parse_id`, never by pattern.
 """
@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...answers import MachineAnswers
 from ...client import ClientProjection
 from ...conditions import Condition
 from ...ids import IdKind, parse_id
-from ...incident import MachineAnswers
 from ...ledger import ActiveIncident, SessionLedger
 from ...negotiation import CAPABILITY
 from ...wire import with_air

@@ -1,0 +1,117 @@
+"""Planned sends: what the ledger decides to send, before it is a message (spec: "Delivery
+surfaces"; the reference adapter's legacy errors).
+
+Rules
+-----
+An event fed to :class:`~lifecycle.ledger.SessionLedger` plans zero or more *intents*, kept in order
+in its outbox. An intent is data only: it is turned into an
+:class:`~lifecycle.events.Outbound` message when it reaches the head of the outbox (so a record's
+revision is the one the client will see next), and what it shows is committed only when that
+message was delivered. Nothing here reads or changes a ledger.
+
+Theory of operation
+-------------------
+:class:`Publish` becomes a record (on a ``PromptResponse`` or a ``session_info_update``),
+:class:`Forward` a ``session/update`` as it is, :class:`Settle` a ``PromptResponse`` without a
+record, :class:`Reject` the legacy JSON-RPC error (:func:`legacy_error` builds it exactly as the
+reference adapter does), :class:`Recover` a recovery event fired in stream order (it publishes
+nothing). Intents are mutable, slotted and small: one is made for every forwarded message chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .conditions import AUTH_REQUIRED, INTERNAL_ERROR, LEGACY_ADAPTER_ERRORS, Condition, Recovery
+from .wire import Category
+
+__all__ = [
+    "Forward",
+    "Intent",
+    "Publish",
+    "Recover",
+    "Reject",
+    "Settle",
+    "Transition",
+    "legacy_error",
+    "text_update",
+]
+
+#: The incident machine's publishing events (what a delivered :class:`Publish` fires).
+Transition = Literal["warn", "fail", "notify", "restore"]
+
+
+@dataclass(slots=True)
+class Publish:
+    """Publish a record of ``incident_id`` (its revision is computed when it is materialised)."""
+
+    incident_id: str
+    turn_id: str | None
+    condition: Condition
+    category: Category
+    title: str
+    details: str | None
+    transition: Transition
+    prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
+
+
+@dataclass(slots=True)
+class Forward:
+    """Forward a ``session/update`` unchanged (a message chunk, a notice update)."""
+
+    update: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Settle:
+    """Answer the turn's ``session/prompt`` with a stop reason and no record."""
+
+    turn_id: str
+    stop_reason: str
+
+
+@dataclass(slots=True)
+class Reject:
+    """Answer the turn's ``session/prompt`` with a legacy JSON-RPC error."""
+
+    turn_id: str
+    code: int
+    message: str
+    data: dict[str, Any] | None
+
+
+@dataclass(slots=True)
+class Recover:
+    """Fire a recovery event in stream order (publishes nothing; applied when reached)."""
+
+    policy: Recovery
+    exclude_turn: str | None = None
+
+
+#: Every kind of planned send.
+Intent = Publish | Forward | Settle | Reject | Recover
+
+
+def text_update(kind: str, text: str) -> dict[str, Any]:
+    """A ``session/update`` text chunk (``agent_message_chunk``, ``user_message_chunk``)."""
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> Reject:
+    """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
+
+    Authentication: ``-32000 "Authentication required"`` with no data. Anything else: ``-32603``
+    with ``"Internal error: <Claude's text>"`` (redacted: ``shown``) and ``data: {"errorKind": K}``
+    when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
+    reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
+    """
+    if cond.legacy_code == AUTH_REQUIRED:
+        return Reject(turn_id, AUTH_REQUIRED, "Authentication required", None)
+    adapter = LEGACY_ADAPTER_ERRORS.get(cond.key)
+    if adapter is not None and not text:
+        kind, with_text = adapter
+        message = f"Internal error: {shown}" if with_text else "Internal error"
+    else:
+        message = f"Internal error: {shown}" if text else "Internal error"
+    return Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
