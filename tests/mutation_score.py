@@ -9,7 +9,7 @@ usage (from the repository root, after ``mutmut run --max-children 1`` with pypr
 
 Killed = killed or timed out (the mutant made the tests fail or hang); every other status
 (survived, no tests, suspicious, skipped, not checked) counts against the score, so the figure is
-killed / all mutants of the nine core modules.
+killed / all mutants of the core modules pyproject names.
 """
 
 from __future__ import annotations

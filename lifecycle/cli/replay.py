@@ -53,7 +53,6 @@ except ImportError:  # pragma: no cover - depends on the environment
 # a line the patterns cannot decide because of other ``\u`` escapes is parsed to be sure.
 _KIND = re.compile(rb'"type"[ \t\r]*:[ \t\r]*"(user|assistant)"')  # JSON space; a line has no \n
 _TOOL_RESULT = b'"type":"tool_result"'  # compact JSON: most user lines, found without the regex
-_NOT_A_PROMPT = re.compile(rb'"type"\s*:\s*"tool_result"|"isMeta"\s*:\s*true|"isSidechain"\s*:\s*true')
 _SYNTHETIC = re.compile(rb'"model"\s*:\s*"(?:<synthetic>|\\u003[cC]synthetic\\u003[eE])"')
 # A search, not ``in``: JSON text is full of backslashes, and ``re`` passes over them 2-3x faster.
 _ESCAPE = re.compile(rb"\\u").search
@@ -163,7 +162,7 @@ class _Replayer:
             self.lineno = here
 
     def line(self, lineno: int, raw: bytes, kind: bytes | None, *, known: bool = False) -> None:
-        """One line not skipped by :func:`_skipped`, with ``kind`` its first :data:`_KIND` marker
+        """One line not skipped by :meth:`consider`, with ``kind`` its first :data:`_KIND` marker
         (``known``: its top-level ``type``, read by a parse; ``None`` then means not a message).
 
         The drivers hand over only lines with a marker or a ``\\u`` escape: any other changes nothing.
@@ -190,7 +189,10 @@ class _Replayer:
         else:
             role = kind
         if role == b"user":
-            if _TOOL_RESULT not in raw and _NOT_A_PROMPT.search(raw) is None:
+            # A candidate is verified by a parse when it is needed (latest_prompt): only the
+            # common tool result is kept out here, by one fast search. (A regex for meta and
+            # sidechain lines cost more than the parses it saved.)
+            if _TOOL_RESULT not in raw:
                 self.candidates.append((lineno, raw))
                 if len(self.candidates) > _MAX_CANDIDATES:
                     self.confirmed = self.latest_prompt() or self.confirmed
@@ -211,17 +213,31 @@ class _Replayer:
                 self.feed_entry(entry)
 
     def consider(self, buf: bytes, pos: int, end: int, lineno: int) -> None:
-        """The line ``buf[pos:end]``: cut out and handed to :meth:`line` only if it can matter."""
-        if _skipped(buf, pos, end):
-            return
+        """The line ``buf[pos:end]``: cut out and handed to :meth:`line` only if it can matter.
+
+        First the skip rule, decided from the line's first bytes with offsets (the file driver
+        asks it of every line without copying it): a line whose ``type`` comes first and is not
+        a message (request snapshots, most of a transcript's bytes), and an attachment (often a
+        large prompt snapshot; it opens with parentUuid, isSidechain and then the attachment
+        object), are never messages.
+        """
+        if buf.startswith(_TYPE_FIRST, pos, end):
+            if not buf.startswith(_TYPE_FIRST_MESSAGE, pos, end):
+                return
+        else:
+            window = pos + 256
+            at = buf.find(b'"attachment":{', pos, end if end < window else window)
+            if at != -1 and buf.find(b'"message":', pos, at) == -1:
+                return
         m = _KIND.search(buf, pos, end)
         if m is None and not _ESCAPE(buf, pos, end):
             return
         raw = buf[pos:end]
-        if m is not None and not buf.startswith(_TYPE_FIRST, pos, end):
-            # The first marker of a line whose ``type`` is not its first key may be nested (a tool
-            # input holding ``{"type":"user"}`` inside ``message``): only a parse says which it is.
-            # (The CLI writes some real answers message-first.)
+        if m is not None and buf.find(b"{", pos + 1, m.start()) != -1:
+            # An object opens before the line's first marker, so the marker may be nested (a tool
+            # input holding ``{"type":"user"}`` inside a ``message`` written first): only a parse
+            # says which it is. (The CLI writes some real answers message-first.) With no ``{``
+            # before it the marker is a top-level key: a key inside a string has escaped quotes.
             obj = _decode(raw)
             kind = obj.get("type") if isinstance(obj, dict) else None
             self.line(lineno, raw, kind.encode() if kind in ("user", "assistant") else None, known=True)
@@ -234,20 +250,6 @@ class _Replayer:
         self.view.lines = lines
         self.view.active = [{"id": a.id, "recovery": a.recovery.value} for a in self.ledger.active]
         return self.view
-
-
-def _skipped(buf: bytes, pos: int, end: int) -> bool:
-    """Whether the line ``buf[pos:end]`` is never a message, decided from its first bytes.
-
-    Offsets instead of a slice: the file driver asks this of every line without copying it.
-    """
-    if buf.startswith(_TYPE_FIRST, pos, end):
-        # Most of a transcript's bytes are request snapshots whose type comes first.
-        return not buf.startswith(_TYPE_FIRST_MESSAGE, pos, end)
-    # Attachments (often large prompt snapshots) open with parentUuid, isSidechain and then the
-    # attachment object.
-    at = buf.find(b'"attachment":{', pos, min(pos + 256, end))
-    return at != -1 and buf.find(b'"message":', pos, at) == -1
 
 
 def replay_lines(
@@ -305,8 +307,9 @@ def replay_stream(
     """:func:`replay_lines` over a binary file, scanned in blocks of ``chunk_size`` bytes.
 
     Lines are found with ``bytes.find`` inside large blocks, never copied or scanned unless they
-    pass :func:`_skipped` (decided from the line's first bytes: request snapshots and attachments,
-    most of a transcript's bytes, are passed over without being read further); a line is cut out
+    pass the skip rule of :meth:`_Replayer.consider` (decided from the line's first bytes: request
+    snapshots and attachments, most of a transcript's bytes, are passed over without being read
+    further); a line is cut out
     only when it holds a message marker or a ``\\u`` escape. A leading UTF-8 BOM is dropped; a
     last line without its newline counts. The view is exactly :func:`replay_lines`' on the same
     lines (the fuzz harness checks it on random transcripts and block sizes).
@@ -324,7 +327,7 @@ def replay_stream(
             if end == -1:
                 end = stop
             lines += 1
-            # The first rule of _skipped, inlined: most lines are request snapshots.
+            # The first part of consider()'s skip rule, inlined: most lines are request snapshots.
             if not startswith(_TYPE_FIRST, pos, end) or startswith(_TYPE_FIRST_MESSAGE, pos, end):
                 consider(buf, pos, end, lines)
             pos = end + 1
