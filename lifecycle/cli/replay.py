@@ -20,7 +20,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
@@ -60,27 +60,34 @@ _ESCAPE = re.compile(rb"\\u").search
 _MAX_CANDIDATES = 16
 
 
-def _prefix_pattern(prefixes: tuple[str, ...]) -> re.Pattern[bytes]:
-    """One alternation with each group's common start factored out (the prefixes grouped by their
-    first byte), so ``re`` scans for a few literals (``You``, ``Fable 5 ...``) instead of trying every
-    alternative at every byte (~15x faster on synthetic lines)."""
+def _prefix_pattern(prefixes: tuple[str, ...]) -> tuple[tuple[bytes, ...], re.Pattern[bytes]]:
+    """The common start of each group of prefixes (grouped by their first byte), and one
+    alternation with those starts factored out, so ``re`` scans for a few literals (``You``,
+    ``Fable 5 ...``) instead of trying every alternative at every byte (~15x faster on synthetic
+    lines). A line holding none of the starts (found with ``in``, faster still) cannot match."""
     groups: dict[bytes, list[bytes]] = {}
     for prefix in prefixes:
         raw = prefix.encode()
         groups.setdefault(raw[:1], []).append(raw)
+    heads: list[bytes] = []
     parts: list[bytes] = []
     for group in groups.values():
         common = group[0]
         while not all(e.startswith(common) for e in group):
             common = common[:-1]
+        heads.append(common)
         rest = b"|".join(re.escape(e[len(common) :]) for e in group)
         parts.append(re.escape(common) + b"(?:" + rest + b")")
-    return re.compile(b"|".join(parts))
+    return tuple(heads), re.compile(b"|".join(parts))
 
 
 # A synthetic message can only be a usage limit if one of the stable prefixes is in its bytes, or
 # if its text was written with \u escapes (then it is parsed to be sure: ``_ESCAPE`` beside it).
-_MAY_BE_LIMIT = _prefix_pattern(USAGE_LIMIT_PREFIXES)
+_LIMIT_HEADS, _LIMIT_PATTERN = _prefix_pattern(USAGE_LIMIT_PREFIXES)
+
+
+def _may_be_limit(raw: bytes) -> bool:
+    return any(head in raw for head in _LIMIT_HEADS) and _LIMIT_PATTERN.search(raw) is not None
 _TYPE_FIRST = b'{"type":"'
 _BOM = b"\xef\xbb\xbf"
 _TYPE_FIRST_MESSAGE = (b'{"type":"user"', b'{"type":"assistant"')
@@ -161,9 +168,12 @@ class _Replayer:
             self.feed_entry(found[1])
             self.lineno = here
 
-    def line(self, lineno: int, raw: bytes, kind: bytes | None, *, known: bool = False) -> None:
+    def line(
+        self, lineno: int, raw: bytes, kind: bytes | None, *, known: bool = False, parsed: Any = None
+    ) -> None:
         """One line not skipped by :meth:`consider`, with ``kind`` its first :data:`_KIND` marker
-        (``known``: its top-level ``type``, read by a parse; ``None`` then means not a message).
+        (``known``: its top-level ``type``, read by a parse; ``None`` then means not a message;
+        ``parsed``: that parse's object, used instead of parsing the line again).
 
         The drivers hand over only lines with a marker or a ``\\u`` escape: any other changes nothing.
         """
@@ -173,7 +183,7 @@ class _Replayer:
             view.messages += 1
         if self.full:
             if kind is not None or _ESCAPE(raw):
-                entry = self.parse(raw)
+                entry = self.parse(raw) if parsed is None else history_entry(parsed)
                 if entry is not None:
                     view.messages += kind is None
                     self.feed_entry(entry)
@@ -198,8 +208,20 @@ class _Replayer:
                     self.confirmed = self.latest_prompt() or self.confirmed
                     self.candidates.clear()
             return
+        if parsed is not None:  # what the byte tests below guess, the parse already says
+            message = parsed.get("message")
+            if isinstance(message, Mapping) and message.get("model") == "<synthetic>":  # entry.synthetic
+                if not _may_be_limit(raw) and not _ESCAPE(raw):
+                    return  # as below: a synthetic message that cannot be a usage limit
+                entry = history_entry(parsed)
+                assert entry is not None and entry.synthetic
+                self.feed_prompt()
+                self.feed_entry(entry)
+            elif self.ledger.has_active and (entry := history_entry(parsed)) is not None:
+                self.feed_entry(entry)
+            return
         if _SYNTHETIC.search(raw) is not None or _ESCAPE(raw):
-            if _MAY_BE_LIMIT.search(raw) is None and not _ESCAPE(raw):
+            if not _may_be_limit(raw) and not _ESCAPE(raw):
                 return  # a synthetic message that cannot be a usage limit changes nothing
             entry = self.parse(raw)
             if entry is not None and entry.synthetic:
@@ -240,7 +262,10 @@ class _Replayer:
             # before it the marker is a top-level key: a key inside a string has escaped quotes.
             obj = _decode(raw)
             kind = obj.get("type") if isinstance(obj, dict) else None
-            self.line(lineno, raw, kind.encode() if kind in ("user", "assistant") else None, known=True)
+            if kind == "user" or kind == "assistant":
+                self.line(lineno, raw, kind.encode(), known=True, parsed=obj)
+            else:
+                self.line(lineno, raw, None, known=True)
             return
         self.line(lineno, raw, None if m is None else m.group(1))
 
