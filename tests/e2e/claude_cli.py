@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import re
 import shlex
@@ -248,6 +249,42 @@ def cli_pids(config_dir: Path) -> list[int]:
         if marker in environ.split(b"\0"):
             pids.append(int(d.name))
     return pids
+
+
+def session_cli_pid(config_dir: Path, sid: str) -> int:
+    """The Claude Code process an agent started for session ``sid`` (``--session-id``/``--resume``)."""
+    for pid in cli_pids(config_dir):
+        with contextlib.suppress(OSError):
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if f"--session-id={sid}".encode() in args or f"--resume={sid}".encode() in args:
+                return pid
+    raise AssertionError("no Claude Code process for the session")
+
+
+class StoredSession:
+    """What Claude Code stored for an agent's sessions, read back by e2e tests.
+
+    Mixed into a test's agent handle, which provides ``config_dir`` (the run's CLAUDE_CONFIG_DIR)
+    and ``cwd`` (the sessions' working directory).
+    """
+
+    config_dir: Path
+    cwd: Path
+
+    def transcript(self, sid: str) -> list[dict[str, Any]]:
+        """Every entry of session ``sid``'s transcript file, in order."""
+        path = self.config_dir / "projects" / sanitize_path(os.path.realpath(self.cwd)) / f"{sid}.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def claude_text(self, sid: str) -> str:
+        """The text of the last synthetic (CLI-authored) assistant message Claude stored."""
+        texts = [
+            "".join(b.get("text", "") for b in e["message"]["content"])
+            for e in self.transcript(sid)
+            if e.get("type") == "assistant" and e["message"].get("model") == "<synthetic>"
+        ]
+        assert texts, "Claude stored no synthetic message"
+        return texts[-1]
 
 
 async def _reap(config_dir: Path, grace: float = 5.0) -> list[int]:

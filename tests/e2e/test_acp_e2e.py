@@ -41,7 +41,7 @@ from acp.schema import ClientCapabilities
 
 from lifecycle import ClientProjection, SessionFailure, read_record
 
-from .claude_cli import cli_env, cli_pids, sanitize_path
+from .claude_cli import StoredSession, cli_env, cli_pids, sanitize_path, session_cli_pid
 from .fakeapi import CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -191,7 +191,7 @@ class Outcome:
         return view
 
 
-class AgentUnderTest:
+class AgentUnderTest(StoredSession):
     """``python -m lifecycle.agent`` in a subprocess and a real ACP client connected to it."""
 
     def __init__(self, kind: str, root: Path, args: tuple[str, ...] = ()) -> None:
@@ -326,26 +326,12 @@ class AgentUnderTest:
 
     # -------------------------------------------------------------- what the agent left behind
 
-    def transcript(self, sid: str) -> list[dict[str, Any]]:
-        path = self.config_dir / "projects" / sanitize_path(os.path.realpath(self.cwd)) / f"{sid}.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
     def turn_id(self, sid: str, text: str) -> str:
         """The uuid Claude stored the user message ``text`` under (the agent's turn id)."""
         (uid,) = [
             e["uuid"] for e in self.transcript(sid) if e.get("type") == "user" and e["message"].get("content") == text
         ]
         return str(uid)
-
-    def claude_text(self, sid: str) -> str:
-        """The text of the last synthetic (CLI-authored) assistant message Claude stored."""
-        texts = [
-            "".join(b.get("text", "") for b in e["message"]["content"])
-            for e in self.transcript(sid)
-            if e.get("type") == "assistant" and e["message"].get("model") == "<synthetic>"
-        ]
-        assert texts, "Claude stored no synthetic message"
-        return texts[-1]
 
     def claude_error_kind(self, sid: str) -> str | None:
         """The SDK error kind Claude stored with its last synthetic message (the transcript's
@@ -696,15 +682,6 @@ def _session_frames(agent: AgentUnderTest, sid: str, start: int) -> list[dict[st
     ]
 
 
-def _cli_pid(agent: AgentUnderTest, sid: str) -> int:
-    for pid in cli_pids(agent.config_dir):
-        with contextlib.suppress(OSError):
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if f"--session-id={sid}".encode() in args or f"--resume={sid}".encode() in args:
-                return pid
-    raise AssertionError("no Claude Code process for the session")
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_runtime_replaced_after_claude_code_died(kind: str, agents: Any) -> None:
     agent = agents(kind)
@@ -712,7 +689,7 @@ def test_runtime_replaced_after_claude_code_died(kind: str, agents: Any) -> None
     first = agent.prompt(sid, f"before the crash ({kind})", "success")
     assert first.result == {"stopReason": "end_turn"}
     start = len(agent.frames)
-    os.kill(_cli_pid(agent, sid), signal.SIGKILL)
+    os.kill(session_cli_pid(agent.config_dir, sid), signal.SIGKILL)
     # the SDK's stream raises (ProcessError): the runtime is lost while idle
     lost = agent.wait_log(lambda e: e.get("session_id") == sid and e.get("event") == "runtime.failed")
     assert lost["generation"] == 0 and lost["error_type"] == "ProcessError"

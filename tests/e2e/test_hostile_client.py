@@ -29,7 +29,7 @@ from lifecycle import ClientProjection, SessionFailure, read_record
 from lifecycle.redaction import mask_credentials
 from lifecycle.titles import FALLBACK_TITLES, present
 
-from .claude_cli import cli_env, cli_pids, sanitize_path
+from .claude_cli import StoredSession, cli_env, session_cli_pid
 from .fakeapi import (
     ECHO_API_KEY,
     ECHO_HOME_PATH,
@@ -72,7 +72,7 @@ class Gate:
 # ------------------------------------------------------------------ the raw client
 
 
-class RawAgent:
+class RawAgent(StoredSession):
     """``python -m lifecycle.agent`` with stdin written byte for byte and stdout read line by line."""
 
     def __init__(self, root: Path, *, capable: bool = True, stdout_file: Path | None = None) -> None:
@@ -234,20 +234,6 @@ class RawAgent:
                 if isinstance(entry, dict):
                     out.append(entry)
         return out
-
-    def transcript(self, sid: str) -> list[dict[str, Any]]:
-        path = self.config_dir / "projects" / sanitize_path(os.path.realpath(self.cwd)) / f"{sid}.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-    def claude_text(self, sid: str) -> str:
-        """The text of the last synthetic (CLI-authored) assistant message Claude stored."""
-        texts = [
-            "".join(b.get("text", "") for b in e["message"]["content"])
-            for e in self.transcript(sid)
-            if e.get("type") == "assistant" and e["message"].get("model") == "<synthetic>"
-        ]
-        assert texts, "Claude stored no synthetic message"
-        return texts[-1]
 
     def stop(self) -> int:
         if self.returncode is None:
@@ -575,15 +561,6 @@ def test_the_output_backlog_is_bounded_when_the_client_stops_reading(tmp_path: P
 # ------------------------------------------------------------------ 9. the connection-lost record
 
 
-def _cli_pid(agent: RawAgent, sid: str) -> int:
-    for pid in cli_pids(agent.config_dir):
-        with contextlib.suppress(OSError):
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            if f"--session-id={sid}".encode() in args or f"--resume={sid}".encode() in args:
-                return pid
-    raise AssertionError("no Claude Code process for the session")
-
-
 def test_the_connection_lost_record_says_what_the_agent_does(agents: Any) -> None:
     agent = agents("capable")
     sid = agent.new_session()
@@ -592,7 +569,7 @@ def test_the_connection_lost_record_says_what_the_agent_does(agents: Any) -> Non
     agent.write(line)
     assert agent.reply(prompt_id)["result"] == {"stopReason": "end_turn"}
     start = len(agent.frames)
-    os.kill(_cli_pid(agent, sid), signal.SIGKILL)
+    os.kill(session_cli_pid(agent.config_dir, sid), signal.SIGKILL)
     lost = agent.wait(
         lambda f: (
             f.get("params", {}).get("sessionId") == sid
