@@ -1,0 +1,102 @@
+"""The prompt turn's machine (``SessionFlow``) and how the ledger asks it (``MachineAnswers.turn``).
+
+The answers ``MachineAnswers`` keeps are checked against three things it does not use: the
+transitions as the class declares them (``flow_transitions``, read from the declarations, no
+machine run), rows of the turn rules written out here by hand, and a fresh instance per question.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
+
+from lifecycle.answers import MachineAnswers
+from lifecycle.session_flow import EFFECTS, FLOW_EVENTS, FLOW_STATES, SessionFlow, flow_transitions
+
+POINTS = list(itertools.product(FLOW_STATES, FLOW_EVENTS))
+
+# Turn rules written out independently of the class: (leaf, event) -> (target leaf, effects).
+RULES = {
+    ("idle", "prompt"): ("running", ("open_turn",)),
+    ("running", "api_retry"): ("running", ("publish_retry",)),  # a warning never ends a turn
+    ("running", "real_answer"): ("answered", ("recover_answered",)),
+    ("answered", "result_success"): ("idle", ("settle_stop", "confirm_attempt")),
+    ("running", "claude_failure"): ("failing", ("hold_failure",)),
+    ("failing", "result_success"): ("idle", ("settle_failure",)),  # the held failure settles
+    ("answered", "result_stop"): ("idle", ("settle_stop",)),  # a stop reason wins, confirms nothing
+    ("running", "cancel"): ("cancelled", ("settle_cancelled",)),
+    ("cancelled", "claude_failure"): ("cancelled", ()),  # a cancelled turn makes no record
+    ("cancelled", "result_error"): ("idle", ()),
+    ("answered", "transport_lost"): ("idle", ("settle_runtime_loss",)),  # loss is never swallowed
+    ("idle", "transport_lost"): ("idle", ("background_runtime_loss",)),
+}
+REFUSED = [("running", "prompt"), ("idle", "cancel"), ("cancelled", "cancel"), ("idle", "result_success")]
+
+
+class _Model:
+    def __init__(self, state: str) -> None:
+        self.state: object = state
+        self.effects: list[str] = []
+
+
+def _fresh(state: str, event: str) -> tuple[str, tuple[str, ...]] | None:
+    """A new instance resumed at ``state`` answers ``event`` (None: it refuses)."""
+    model = _Model(state)
+    machine = SessionFlow(model=model, state_field="state")
+    try:
+        machine.send(event)
+    except TransitionNotAllowed:
+        return None
+    (leaf,) = [s.id for s in machine.configuration if not s.states]
+    return leaf, tuple(model.effects)
+
+
+def test_the_kept_answers_are_the_declared_transitions_and_a_fresh_instance_s_in_any_order() -> None:
+    answers = MachineAnswers()
+    declared = flow_transitions()
+    order = POINTS * 2  # every point asked twice: the second time from what was kept
+    random.Random(12).shuffle(order)
+    for state, event in order:
+        kept = answers.turn_or_none(state, event)
+        assert kept == _fresh(state, event), (state, event)
+        if kept is None:
+            assert (state, event) not in declared
+        else:
+            assert kept[0] == declared[(state, event)], (state, event)
+            assert set(kept[1]) <= set(EFFECTS)
+    assert answers.turn_questions == len(POINTS)  # each point asked of a real instance once
+
+
+@pytest.mark.parametrize(("state", "event"), sorted(RULES))
+def test_the_turn_rules_written_out(state: str, event: str) -> None:
+    assert MachineAnswers().turn(state, event) == RULES[(state, event)]
+
+
+@pytest.mark.parametrize(("state", "event"), REFUSED)
+def test_a_refusal_is_none_on_the_hot_path_and_a_fresh_exception_otherwise(state: str, event: str) -> None:
+    answers = MachineAnswers()
+    assert answers.turn_or_none(state, event) is None
+    errors = []
+    for _ in range(2):
+        with pytest.raises(TransitionNotAllowed) as caught:
+            answers.turn(state, event)
+        errors.append(caught.value)
+    assert errors[0] is not errors[1]  # the kept refusal is never raised itself (tracebacks would pile up)
+
+
+class _ImpureFlow(SessionFlow):
+    """A turn machine whose action changes its model beyond naming an effect."""
+
+    def open_turn(self) -> None:
+        super().open_turn()
+        self.model.opened = True
+
+
+def test_an_impure_turn_machine_is_refused_rather_than_remembered() -> None:
+    answers = MachineAnswers(flow_class=_ImpureFlow)
+    with pytest.raises(InvalidDefinition, match="not pure on 'prompt' from 'idle'"):
+        answers.turn_or_none("idle", "prompt")
+    assert answers.turn_questions == 0
