@@ -309,7 +309,7 @@ class SessionLedger:
     def delivered(self) -> None:
         """The message from :meth:`next_outbound` reached the client: commit what it shows."""
         intent = self._take_head()
-        if type(intent) is Publish:
+        if isinstance(intent, Publish):
             self._commit(intent)
         else:
             self._last_record_id = None
@@ -325,24 +325,15 @@ class SessionLedger:
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
         """Feed ``event`` and drain its sends through ``deliver`` (an exception = a failed send)."""
         accepted = self.feed(event, runtime=runtime)
-        outbox = self._outbox
-        # next_outbound() inlined (feed() left no head): this loop runs for every forwarded chunk.
-        while outbox:
-            intent = outbox.popleft()
-            out = self._materialise(intent)
-            if out is None:
-                continue
-            self._head, self._head_intent = out, intent
+        if not self._outbox:
+            return accepted  # the common case: nothing to send
+        while (out := self.next_outbound()) is not None:
             try:
                 deliver(out)
             except Exception:
                 self.delivery_failed()
-            else:  # delivered(), inlined
-                self._head = self._head_intent = None
-                if type(intent) is Publish:
-                    self._commit(intent)
-                else:
-                    self._last_record_id = None
+            else:
+                self.delivered()
         return accepted
 
     # ------------------------------------------------------------------ event handlers
@@ -413,7 +404,7 @@ class SessionLedger:
         text = ev.text
         if ev.refusal is not None and self._turn is not None and self._flow in _IN_TURN:
             self._turn.refusal = ev.refusal  # the refused response's own explanation wins
-        synthetic = ev.model == "<synthetic>"  # Assistant.synthetic, read once: this runs per message
+        synthetic = ev.synthetic
         if ev.error is not None or (synthetic and is_synthetic_failure_text(text)):
             cond = classify_assistant_error(ev.error, text)
             for effect in self._step_turn("claude_failure") or ():

@@ -105,9 +105,7 @@ def _result(
     # (a missing or garbled flag, an error subtype) is a failure, never an invented success.
     failed = not (is_error is False and sub == "success")
     errs: tuple[str, ...] = ()
-    if errors is None:
-        pass  # the common case, decided before the ABC checks below
-    elif isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
+    if errors is not None and isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
         errs = tuple(e for e in errors if isinstance(e, str))
     return Result(
         subtype=sub,
@@ -138,7 +136,7 @@ def _stream_assistant(line: Mapping[str, Any]) -> Event:
     return Assistant(
         text=text_of(message.get("content")),
         model=model if isinstance(model, str) else None,
-        error=None if error is None else _error_kind(error),
+        error=_error_kind(error),
         top_level=line.get("parent_tool_use_id") is None,
         uuid=uuid if isinstance(uuid, str) else None,
         refusal=refusal or None,

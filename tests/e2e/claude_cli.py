@@ -48,6 +48,9 @@ from claude_agent_sdk import (
 
 from .fakeapi import READ_FILE_NAME, FakeAnthropicAPI, RequestRecord, gateway_jwt
 
+#: The checkout under test (its ``lifecycle`` package is what the agents import).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
 __all__ = [
     "BUNDLED_CLI",
     "RECORDED_OPTIONS",
@@ -261,15 +264,41 @@ def session_cli_pid(config_dir: Path, sid: str) -> int:
     raise AssertionError("no Claude Code process for the session")
 
 
-class StoredSession:
-    """What Claude Code stored for an agent's sessions, read back by e2e tests.
+class AgentWorkspace:
+    """One e2e agent's folders, environment, and what it and Claude Code left behind.
 
-    Mixed into a test's agent handle, which provides ``config_dir`` (the run's CLAUDE_CONFIG_DIR)
-    and ``cwd`` (the sessions' working directory).
+    Mixed into a test's agent handle: :meth:`_workspace` makes ``home``, ``config_dir`` (the run's
+    CLAUDE_CONFIG_DIR), ``tmp`` and ``cwd`` (the sessions' working directory) under ``root``, and
+    names ``stderr_path`` (the agent's JSON log); the handle provides ``api`` (its fake API).
     """
 
+    home: Path
     config_dir: Path
+    tmp: Path
     cwd: Path
+    stderr_path: Path
+    api: FakeAnthropicAPI
+
+    def _workspace(self, root: Path) -> None:
+        self.home, self.config_dir, self.tmp, self.cwd = (root / n for n in ("home", "config", "tmp", "project"))
+        for d in (self.home, self.config_dir, self.tmp, self.cwd):
+            d.mkdir(parents=True, exist_ok=True)
+        self.stderr_path = root / "agent.stderr"
+
+    def agent_env(self, max_retries: int) -> dict[str, str]:
+        """:func:`cli_env` for the agent (gateway auth against ``api``), with this checkout first on
+        the import path (the SDK trims a child's environment, so it is passed explicitly)."""
+        env = cli_env(
+            self.api.base_url,
+            home=self.home,
+            config_dir=self.config_dir,
+            tmpdir=self.tmp,
+            auth="gateway",
+            max_retries=max_retries,
+        )
+        inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), *filter(None, inherited)])
+        return env
 
     def transcript(self, sid: str) -> list[dict[str, Any]]:
         """Every entry of session ``sid``'s transcript file, in order."""
@@ -285,6 +314,16 @@ class StoredSession:
         ]
         assert texts, "Claude stored no synthetic message"
         return texts[-1]
+
+    def log(self) -> list[dict[str, Any]]:
+        """The agent's structured log (its stderr), one object per JSON line."""
+        out = []
+        for line in self.stderr_path.read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict):
+                    out.append(entry)
+        return out
 
 
 async def _reap(config_dir: Path, grace: float = 5.0) -> list[int]:

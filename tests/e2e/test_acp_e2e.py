@@ -41,7 +41,7 @@ from acp.schema import ClientCapabilities
 
 from lifecycle import ClientProjection, SessionFailure, read_record
 
-from .claude_cli import StoredSession, cli_env, cli_pids, sanitize_path, session_cli_pid
+from .claude_cli import AgentWorkspace, cli_pids, sanitize_path, session_cli_pid
 from .fakeapi import CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -191,7 +191,7 @@ class Outcome:
         return view
 
 
-class AgentUnderTest(StoredSession):
+class AgentUnderTest(AgentWorkspace):
     """``python -m lifecycle.agent`` in a subprocess and a real ACP client connected to it."""
 
     def __init__(self, kind: str, root: Path, args: tuple[str, ...] = ()) -> None:
@@ -199,13 +199,10 @@ class AgentUnderTest(StoredSession):
         self.args = args
         self.capable = kind == "capable"
         self.root = root
-        self.home, self.config_dir, self.tmp, self.cwd = (root / n for n in ("home", "config", "tmp", "project"))
-        for d in (self.home, self.config_dir, self.tmp, self.cwd):
-            d.mkdir(parents=True, exist_ok=True)
+        self._workspace(root)
         self.script = Script()
         self.api = FakeAnthropicAPI(self.script)
         self.frames: list[tuple[StreamDirection, dict[str, Any]]] = []
-        self.stderr_path = root / "agent.stderr"
         self.loop = LoopThread()
         self.parse_errors = _ParseErrors()
         self.state: dict[str, Any] = {}
@@ -222,18 +219,7 @@ class AgentUnderTest(StoredSession):
         self.loop.call(self._start(), 60)
 
     async def _start(self) -> None:
-        env = cli_env(
-            self.api.base_url,
-            home=self.home,
-            config_dir=self.config_dir,
-            tmpdir=self.tmp,
-            auth="gateway",
-            max_retries=MAX_RETRIES,
-        )
-        # The child environment is trimmed by the SDK: pass the import path explicitly.
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-        )
+        env = self.agent_env(MAX_RETRIES)
         self._stderr = self.stderr_path.open("w")
         self._stack = contextlib.AsyncExitStack()
         self.conn, self.proc = await self._stack.enter_async_context(
@@ -342,15 +328,6 @@ class AgentUnderTest(StoredSession):
             if e.get("type") == "assistant" and e["message"].get("model") == "<synthetic>"
         ]
         return kinds[-1] if kinds and isinstance(kinds[-1], str) else None
-
-    def log(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.stderr_path.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                entry = json.loads(line)
-                if isinstance(entry, dict):
-                    out.append(entry)
-        return out
 
     def wait_log(self, predicate: Any, timeout: float = 15) -> dict[str, Any]:
         deadline = time.monotonic() + timeout

@@ -29,7 +29,7 @@ from lifecycle import ClientProjection, SessionFailure, read_record
 from lifecycle.redaction import mask_credentials
 from lifecycle.titles import FALLBACK_TITLES, present
 
-from .claude_cli import StoredSession, cli_env, session_cli_pid
+from .claude_cli import AgentWorkspace, session_cli_pid
 from .fakeapi import (
     ECHO_API_KEY,
     ECHO_HOME_PATH,
@@ -41,7 +41,7 @@ from .fakeapi import (
     echo_reply,
     gateway_jwt,
 )
-from .test_acp_e2e import AIR, MAX_RETRIES, ROOT, Script
+from .test_acp_e2e import AIR, MAX_RETRIES, Script
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -72,19 +72,16 @@ class Gate:
 # ------------------------------------------------------------------ the raw client
 
 
-class RawAgent(StoredSession):
+class RawAgent(AgentWorkspace):
     """``python -m lifecycle.agent`` with stdin written byte for byte and stdout read line by line."""
 
     def __init__(self, root: Path, *, capable: bool = True, stdout_file: Path | None = None) -> None:
         self.root = root
         self.capable = capable
-        self.home, self.config_dir, self.tmp, self.cwd = (root / n for n in ("home", "config", "tmp", "project"))
-        for d in (self.home, self.config_dir, self.tmp, self.cwd):
-            d.mkdir(parents=True, exist_ok=True)
+        self._workspace(root)
         self.script = Script()
         self.api = FakeAnthropicAPI(self.script)
         self.stdout_file = stdout_file
-        self.stderr_path = root / "agent.stderr"
         self.frames: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         self.reading = threading.Event()
@@ -97,16 +94,7 @@ class RawAgent(StoredSession):
 
     def start(self, *, initialize: bool = True) -> RawAgent:
         self.api.start()
-        env = cli_env(
-            self.api.base_url,
-            home=self.home,
-            config_dir=self.config_dir,
-            tmpdir=self.tmp,
-            auth="gateway",
-            max_retries=MAX_RETRIES,
-        )
-        inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, inherited)])
+        env = self.agent_env(MAX_RETRIES)
         env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
         self._stderr = self.stderr_path.open("w")
         self._stdout = self.stdout_file.open("wb") if self.stdout_file else subprocess.PIPE
@@ -225,15 +213,6 @@ class RawAgent(StoredSession):
         raise AssertionError("no VmRSS")
 
     # -------------------------------------------------------------- what it left behind
-
-    def log(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.stderr_path.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                entry = json.loads(line)
-                if isinstance(entry, dict):
-                    out.append(entry)
-        return out
 
     def stop(self) -> int:
         if self.returncode is None:

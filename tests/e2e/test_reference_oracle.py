@@ -41,7 +41,7 @@ from acp.connection import StreamDirection
 
 from lifecycle import read_record
 
-from .claude_cli import BUNDLED_CLI, cli_env
+from .claude_cli import BUNDLED_CLI
 from .fakeapi import CloseReply, RequestRecord, StallReply, refusal_reply
 from .reference import ensure_reference, node_binary
 from .test_acp_e2e import AIR, MAX_RETRIES, ROOT, AgentUnderTest, Outcome, overloaded, rate_limited, unauthorized
@@ -100,20 +100,10 @@ class OracleAgent(AgentUnderTest):
         self.impl, self.client, self.package = impl, client, package
 
     async def _start(self) -> None:
-        env = cli_env(
-            self.api.base_url,
-            home=self.home,
-            config_dir=self.config_dir,
-            tmpdir=self.tmp,
-            auth="gateway",
-            max_retries=MAX_RETRIES,
-        )
+        env = self.agent_env(MAX_RETRIES)  # PYTHONPATH names this checkout; node ignores it
         env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
         if self.impl == "ours":
             env["LIFECYCLE_ACP_CLI"] = str(BUNDLED_CLI)
-            env["PYTHONPATH"] = os.pathsep.join(
-                [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-            )
             command = [sys.executable, "-m", "lifecycle.agent"]
         else:
             assert self.package is not None
