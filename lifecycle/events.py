@@ -27,6 +27,8 @@ __all__ = [
     "ModelRefusalFallback",
     "ModelRefusalNoFallback",
     "Outbound",
+    "PermissionAnswered",
+    "PermissionAsked",
     "PromptErrorOut",
     "PromptResponseOut",
     "PromptStarted",
@@ -69,6 +71,9 @@ class Assistant:
     uuid: str | None = None
     #: the refusal explanation of a refused response (``stop_reason: refusal``, ``stop_details``)
     refusal: str | None = None
+    #: the text already reached the client as streamed partial messages: classify it, never
+    #: forward it again
+    shown: bool = False
 
     @property
     def synthetic(self) -> bool:
@@ -175,6 +180,23 @@ class InternalError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionAsked:
+    """Claude Code asks whether a tool use may run (its ``can_use_tool`` callback); the agent asks
+    the client (ACP ``session/request_permission``) only if the ledger opens the question
+    (:meth:`lifecycle.ledger.SessionLedger.question_open`). ``tool_use_id``: a non-empty string."""
+
+    tool_use_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionAnswered:
+    """The question about ``tool_use_id`` is over: the client answered, or the agent stopped
+    waiting. Whether the answer may be honoured is whether the question was still open."""
+
+    tool_use_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HistoryEntry:
     """One stored message of a session's history, oldest first.
 
@@ -218,6 +240,8 @@ Event = (
     | RuntimeReplaced
     | InternalError
     | HistoryLoaded
+    | PermissionAsked
+    | PermissionAnswered
 )
 
 

@@ -14,6 +14,10 @@ Rules
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
   settle the prompt with the JSON-RPC error (-32603, or -32000 for authentication) and Claude's
   text stays in the transcript as it was.
+* Permission questions are never incidents: :class:`PermissionAsked` opens a question only in a
+  running turn (the turn machine's ``open_question``), :class:`PermissionAnswered` closes it, and
+  :meth:`SessionLedger.question_open` is true only while the flow is in ``in_turn``, so whatever
+  makes the turn leave it withdraws every open question. They plan nothing to send.
 
 Theory of operation
 -------------------
@@ -65,6 +69,8 @@ from .events import (
     ModelRefusalFallback,
     ModelRefusalNoFallback,
     Outbound,
+    PermissionAnswered,
+    PermissionAsked,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -90,10 +96,12 @@ from .titles import (
 )
 from .wire import Category, SessionFailure
 
-__all__ = ["ActiveIncident", "SessionLedger", "TurnView"]
+__all__ = ["MAX_OPEN_QUESTIONS", "ActiveIncident", "SessionLedger", "TurnView"]
 
 
 _MAX_NOTICED_TOOLS = 64
+#: How many permission questions may be open at once in one turn (more are refused).
+MAX_OPEN_QUESTIONS = 64
 #: How many notices stay active at once (notices never recover; only the latest can change).
 MAX_ACTIVE_NOTICES = 16
 _IDLE = "idle"
@@ -125,10 +133,11 @@ class TurnView:
 class _Turn:
     """The current (or last) turn's data; where it stands is the flow state (``SessionFlow``)."""
 
-    __slots__ = ("failure", "no_response", "refusal", "turn_id")
+    __slots__ = ("failure", "no_response", "questions", "refusal", "turn_id")
 
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
+        self.questions: frozenset[str] = frozenset()  # open permission questions (tool use ids)
         self.refusal: str | None = None  # Claude's explanation, shown if the turn ends ``refusal``
         self.no_response = False  # an api_retry of this turn got no HTTP response
         # Claude's first failure (condition, text, SDK error kind), held to settle the turn.
@@ -257,6 +266,15 @@ class SessionLedger:
         """The turn's :class:`~lifecycle.session_flow.SessionFlow` state (a leaf state id)."""
         return self._flow
 
+    def question_open(self, tool_use_id: str) -> bool:
+        """Whether Claude Code's permission question about ``tool_use_id`` is open: it was opened
+        in the current turn, not answered, and the turn is still in ``in_turn``. Ask it before
+        asking the client and again when the answer arrives (before feeding
+        :class:`PermissionAnswered`): an answer to a question that is no longer open must not be
+        honoured."""
+        turn = self._turn
+        return turn is not None and self._flow in _IN_TURN and tool_use_id in turn.questions
+
     def revision_of(self, incident_id: str) -> int:
         """The last revision the client received for an *active* incident (0 if none)."""
         inc = self._active.get(incident_id)
@@ -278,7 +296,8 @@ class SessionLedger:
         Raises:
             PendingDeliveryError: sends planned by the previous event were not all reported.
             LocalProtocolError: the event cannot apply now (a second concurrent prompt, a turn id
-                whose failure is still active). The ledger is unchanged.
+                whose failure is still active, a permission question that is already open) or is
+                malformed (an empty turn or tool use id). The ledger is unchanged.
         """
         if self._head is not None or self._outbox:
             raise PendingDeliveryError(
@@ -415,12 +434,12 @@ class SessionLedger:
                     self._background_failure(cond, text, "error_result")
                 else:
                     self._unknown_effect(effect, "claude_failure")
-            if not self._negotiated and text and cond.recovery is not Recovery.AUTH_STATUS:
+            if not self._negotiated and text and not ev.shown and cond.recovery is not Recovery.AUTH_STATUS:
                 # Legacy: Claude's failure text stays in the transcript, except a login request,
                 # which the reference adapter answers with -32000 alone (the error is the prompt).
                 self._outbox.append(Forward(text_update("agent_message_chunk", text)))
             return
-        if text:
+        if text and not ev.shown:  # a shown text already reached the client as streamed deltas
             self._outbox.append(Forward(text_update("agent_message_chunk", text)))
         if synthetic or not ev.model:
             return  # local-command answers ("No response requested.") and model-less text prove nothing
@@ -607,6 +626,38 @@ class SessionLedger:
                 self._outbox.append(Settle(turn.turn_id, "cancelled"))
             else:
                 self._unknown_effect(effect, "cancel")
+
+    def _on_permission_asked(self, ev: PermissionAsked) -> None:
+        tool_use_id = _tool_use_id(ev)
+        turn = self._turn
+        if turn is not None and tool_use_id in turn.questions and self._flow in _IN_TURN:
+            raise LocalProtocolError("PermissionAsked for a question that is already open")
+        for effect in self._step_turn("permission_asked") or ():
+            if effect == "open_question" and turn is not None:
+                if len(turn.questions) >= MAX_OPEN_QUESTIONS:
+                    self._note("question_refused", reason="too_many_open", open=len(turn.questions))
+                else:
+                    turn.questions = turn.questions | {tool_use_id}
+            elif effect == "refuse_question":
+                self._note("question_refused", reason="no_running_turn", flow=self._flow)
+            else:
+                self._unknown_effect(effect, "permission_asked")
+
+    def _on_permission_answered(self, ev: PermissionAnswered) -> None:
+        tool_use_id = _tool_use_id(ev)
+        turn = self._turn
+        effects = self._step_turn("permission_answered")
+        if not effects:  # the turn left in_turn: its questions were withdrawn then
+            self._note("answer_not_honoured", reason="no_running_turn", flow=self._flow)
+            return
+        for effect in effects:
+            if effect == "close_question" and turn is not None:
+                if tool_use_id in turn.questions:
+                    turn.questions = turn.questions - {tool_use_id}
+                else:
+                    self._note("answer_not_honoured", reason="not_open")
+            else:
+                self._unknown_effect(effect, "permission_answered")
 
     def _on_history(self, ev: HistoryLoaded) -> None:
         # Streaming: a long history may arrive as several HistoryLoaded events (bounded memory).
@@ -799,6 +850,12 @@ def _is_replayed_limit(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and entry.synthetic and is_usage_limit_text(entry.text)
 
 
+def _tool_use_id(ev: PermissionAsked | PermissionAnswered) -> str:
+    if not isinstance(ev.tool_use_id, str) or not ev.tool_use_id:
+        raise LocalProtocolError(f"{type(ev).__name__} needs a non-empty tool use id")
+    return ev.tool_use_id
+
+
 def _is_real_answer(entry: HistoryEntry) -> bool:
     return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None
 
@@ -820,4 +877,6 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     InternalError: SessionLedger._on_internal_error,
     Cancelled: SessionLedger._on_cancel,
     HistoryLoaded: SessionLedger._on_history,
+    PermissionAsked: SessionLedger._on_permission_asked,
+    PermissionAnswered: SessionLedger._on_permission_answered,
 }

@@ -24,17 +24,26 @@ asks the machine, and performs the effects it is told, in order. So each turn ru
   and outside a turn becomes a session-scoped connection failure. The SDK's own ``ResultError``
   is the error result it follows (:func:`lifecycle.claude.from_sdk_exception`), never a loss;
 * a real model answer recovers what waits for one; inside a turn it also marks the turn
-  answered, and a successful result then confirms the attempt.
+  answered, and a successful result then confirms the attempt;
+* a question is open only while its turn runs: Claude Code's permission question
+  (``permission_asked``) is opened (``open_question``) in any state of ``in_turn`` and refused
+  (``refuse_question``: the client is never asked) in ``idle`` and ``cancelled``; its answer
+  (``permission_answered``) closes it (``close_question``) while the turn runs. Leaving
+  ``in_turn`` (cancel, runtime loss, any settlement) withdraws every open question; an answer
+  that arrives after that is not honoured (no effect). Permission events are never incidents:
+  they publish nothing and move the turn nowhere.
 
 Theory of operation
 -------------------
 ``idle``: no prompt is running. ``in_turn`` (compound): ``running`` (nothing decisive yet),
 ``answered`` (a real model answer arrived), ``failing`` (Claude's failure text is held).
 ``cancelled``: the prompt was answered ``cancelled`` and the turn's stream is still draining.
+Open questions are the turn's data, not a state: a question opened in ``in_turn`` stays open only
+as long as the flow stays there (:meth:`lifecycle.ledger.SessionLedger.question_open`).
 
 The machine is pure, like :class:`lifecycle.incident.IncidentMachine`: it has no guards and its
 actions only name the effect (:meth:`SessionFlow._effect` appends the name to the model's
-``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 11 points. The
+``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 13 points. The
 ledger's :class:`~lifecycle.answers.MachineAnswers` asks a real instance once per point
 (:meth:`~lifecycle.answers.MachineAnswers.turn`) and reuses the answer; a turn costs no machine
 instance. ``tests/test_session_flow.py`` checks the kept answers against fresh instances.
@@ -115,6 +124,20 @@ class SessionFlow(StateMachine):
         | idle.to(idle, on="background_internal_error")
         | cancelled.to(cancelled, on="background_internal_error")
     )
+    permission_asked = (
+        in_turn.running.to(in_turn.running, on="open_question")
+        | in_turn.answered.to(in_turn.answered, on="open_question")
+        | in_turn.failing.to(in_turn.failing, on="open_question")
+        | idle.to(idle, on="refuse_question")
+        | cancelled.to(cancelled, on="refuse_question")
+    )
+    permission_answered = (
+        in_turn.running.to(in_turn.running, on="close_question")
+        | in_turn.answered.to(in_turn.answered, on="close_question")
+        | in_turn.failing.to(in_turn.failing, on="close_question")
+        | idle.to(idle)
+        | cancelled.to(cancelled)
+    )
 
     # -- actions: each names one effect the ledger performs (the machine itself does nothing)
     def _effect(self, name: str) -> None:
@@ -186,6 +209,18 @@ class SessionFlow(StateMachine):
         """The adapter failed outside a running turn: a session-scoped record."""
         self._effect("background_internal_error")
 
+    def open_question(self) -> None:
+        """Open Claude Code's permission question in the running turn: the client may be asked."""
+        self._effect("open_question")
+
+    def refuse_question(self) -> None:
+        """No turn runs: the question is refused and the client is never asked."""
+        self._effect("refuse_question")
+
+    def close_question(self) -> None:
+        """The question is over while its turn runs: its answer may be honoured if it was open."""
+        self._effect("close_question")
+
 
 #: Every event of :class:`SessionFlow`, in declaration order.
 FLOW_EVENTS: tuple[str, ...] = tuple(
@@ -213,6 +248,9 @@ EFFECTS: tuple[str, ...] = (
     "settle_missing_result",
     "settle_internal_error",
     "background_internal_error",
+    "open_question",
+    "refuse_question",
+    "close_question",
 )
 
 

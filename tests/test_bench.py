@@ -152,6 +152,148 @@ def test_peer_fake_api_answers_messages_and_404s_the_rest() -> None:
         assert api.messages == 1
 
 
+def _sse(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[len("data: ") :]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+def test_peer_fake_api_answers_a_write_prompt_with_one_write_then_text() -> None:
+    """The tool turn: the prompt made by tool_turn_prompt, in a streamed request that offers Write,
+    gets one tool_use of Write with that input; the request carrying its tool result gets text."""
+    import urllib.request
+
+    from lifecycle.tools.bench.fakeapi import ANSWER, FakeMessagesAPI, tool_turn_prompt
+
+    prompt = tool_turn_prompt("/p/bench-1.txt", "hello\n")
+    tools = [{"name": "Read"}, {"name": "Write"}]
+    user = {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}]}
+    user["content"].append({"type": "text", "text": prompt})
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]}
+    bodies = {
+        "write": {"model": "m", "stream": True, "tools": tools, "messages": [user]},
+        "after": {"model": "m", "stream": True, "tools": tools, "messages": [user, {"role": "assistant"}, result]},
+        "no_tools": {"model": "m", "stream": True, "messages": [{"role": "user", "content": prompt}]},
+    }
+    with FakeMessagesAPI() as api:
+        got = {}
+        for name, body in bodies.items():
+            req = urllib.request.Request(api.base_url + "/v1/messages?beta=true", json.dumps(body).encode())
+            with urllib.request.urlopen(req, timeout=10) as r:
+                got[name] = _sse(r.read().decode())
+        assert api.messages == 3 and api.writes == 1
+    events = got["write"]
+    (start,) = [e for e in events if e["type"] == "content_block_start"]
+    assert start["content_block"]["type"] == "tool_use" and start["content_block"]["name"] == "Write"
+    (delta,) = [e["delta"] for e in events if e["type"] == "content_block_delta"]
+    assert delta["type"] == "input_json_delta"
+    assert json.loads(delta["partial_json"]) == {"file_path": "/p/bench-1.txt", "content": "hello\n"}
+    assert next(e for e in events if e["type"] == "message_delta")["delta"]["stop_reason"] == "tool_use"
+    for name in ("after", "no_tools"):
+        texts = [e["delta"].get("text") for e in got[name] if e["type"] == "content_block_delta"]
+        assert texts == [ANSWER], name
+
+
+#: A scripted ACP agent for the bench's client: it answers ``initialize``; at ``session/prompt`` it
+#: asks ``fs/read_text_file`` (which the client does not serve) and ``session/request_permission``
+#: (allow_once last among the options), writes what the prompt asks once allowed (argv[1] "write"),
+#: or not ("skip"), or asks nothing ("no-ask"), and notes every answer it got in answers.json.
+FAKE_AGENT = r"""
+import json, sys
+mode = sys.argv[1]
+answers = {}
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1}})
+    elif msg.get("method") == "session/prompt":
+        text = msg["params"]["prompt"][0]["text"]
+        ask = json.loads(text.split("BENCH_WRITE ", 1)[1])
+        if mode != "no-ask":
+            send({"jsonrpc": "2.0", "id": 100, "method": "fs/read_text_file", "params": {"path": "x"}})
+            options = [
+                {"optionId": "reject", "name": "No", "kind": "reject_once"},
+                {"optionId": "allow-with-updates", "name": "Always", "kind": "allow_always"},
+                {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"},
+            ]
+            tool_call = {"toolCallId": "t1", "title": "Write bench-1.txt"}
+            params = {"sessionId": "s1", "toolCall": tool_call, "options": options}
+            send({"jsonrpc": "2.0", "id": 101, "method": "session/request_permission", "params": params})
+            while len(answers) < 2:
+                reply = json.loads(sys.stdin.readline())
+                answers[str(reply["id"])] = reply
+            allowed = answers["101"].get("result", {}).get("outcome", {}).get("optionId") == "allow-once"
+            if allowed and mode == "write":
+                with open(ask["file_path"], "w") as fh:
+                    fh.write(ask["content"])
+        with open("answers.json", "w") as fh:
+            json.dump(answers, fh)
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"stopReason": "end_turn"}})
+"""
+
+
+@pytest.mark.parametrize("mode", ["write", "skip", "no-ask"])
+def test_peer_client_allows_once_refuses_other_requests_and_checks_the_write(tmp_path: Path, mode: str) -> None:
+    import os
+    import sys
+
+    from lifecycle.tools.bench import peer
+
+    script = tmp_path / "agent.py"
+    script.write_text(FAKE_AGENT)
+    target = tmp_path / "bench-1.txt"
+    with (tmp_path / "agent.stderr").open("wb") as err:
+        agent = peer._Agent([sys.executable, str(script), mode], dict(os.environ), tmp_path, err)
+        try:
+            agent.call(0, "initialize", {}, 10)
+            if mode == "write":
+                assert peer._tool_turn(agent, "s1", target) > 0
+            else:
+                with pytest.raises(peer.ToolTurnFailed) as failed:
+                    peer._tool_turn(agent, "s1", target)
+                why = "no session/request_permission" if mode == "no-ask" else "bench-1.txt was not written"
+                assert why in str(failed.value)
+        finally:
+            agent.close()
+    answers = json.loads((tmp_path / "answers.json").read_text())
+    if mode == "no-ask":
+        assert answers == {} and agent.permission_requests == []
+        return
+    assert answers["100"]["error"]["code"] == -32601
+    assert answers["101"]["result"] == {"outcome": {"outcome": "selected", "optionId": "allow-once"}}
+    assert agent.permission_requests == [
+        ("Write bench-1.txt", ["reject (reject_once)", "allow-with-updates (allow_always)", "allow-once (allow_once)"])
+    ]
+
+
+def test_peer_ratios_pair_the_spawns_of_one_round_and_gate_the_tool_turn() -> None:
+    from lifecycle.tools.bench import peer
+
+    ours = [{"init_s": 1.0, "tool_turn_s": 1.0}, {"init_s": 2.0}, {"init_s": 1.0, "tool_turn_s": 3.0}]
+    ref = [
+        {"init_s": 2.0, "tool_turn_s": 2.0},
+        {"init_s": 2.0, "tool_turn_s": 9.0},
+        {"init_s": 4.0, "tool_turn_s": 3.0},
+    ]
+    figs = {f.id: f for f in peer._figures(ours, ref, quick=False, why_missing="ours (spawn 2): failed")}
+    # Round 2's reference tool turn has no partner: it is a reference sample, not a ratio.
+    assert figs["peer.tool_turn_s_ratio"].samples == [0.5, 1.0]
+    assert figs["peer.reference_tool_turn_s"].samples == [2.0, 9.0, 3.0]
+    assert figs["peer.init_s_ratio"].samples == [0.5, 1.0, 0.25]
+    for gated in ("init_s", "tool_turn_s", "rss_mb"):
+        assert figs[f"peer.{gated}_ratio"].target == ("<=", 1.0)
+    # A gated figure no pair measured misses its target, and says why.
+    missing = figs["peer.rss_mb_ratio"]
+    assert not missing.available and missing.met is False and missing.reason == "ours (spawn 2): failed"
+    assert "peer.prompt_s_ratio" not in figs  # not gated, not measured: not reported
+    quick = {f.id: f for f in peer._figures(ours, ref, quick=True)}
+    assert all(f.target is None for f in quick.values()) and "peer.rss_mb_ratio" not in quick
+
+
 def test_exit_code_with_check_follows_the_targets() -> None:
     missed = {"targets": {"missed": ["hot_path.ratio"]}}
     met: dict[str, Any] = {"targets": {"missed": []}}

@@ -1,6 +1,6 @@
 """``lifecycle check``: the exhaustive explorer and its mutation self-test, through the Python API.
 
-The full exploration runs once per module (~20 s here) and is shared by the tests that read it.
+The full exploration runs once per module (~40 s here) and is shared by the tests that read it.
 """
 
 from __future__ import annotations
@@ -183,6 +183,10 @@ def _paths() -> Iterator[tuple[str, list[str]]]:
                                                "worker_shutdown_eof", "auth_ok", "runtime_replaced", "late_event"]
     yield "legacy/new", ["prompt", "auth_error", "result_error", "query_error", "runtime_replaced", "prompt",
                          "cancel"]
+    yield "capable/new", ["permission_asked_outside_turn", "prompt", "api_retry", "permission_asked",
+                          "permission_answered", "real_answer", "permission_asked", "query_error",
+                          "permission_answered_late", "runtime_replaced", "prompt", "permission_asked", "cancel",
+                          "permission_asked_outside_turn", "permission_answered_late"]
 
 
 @pytest.mark.parametrize(("root", "steps"), list(_paths()))
@@ -311,3 +315,36 @@ def test_rule_7_a_cancelled_turn_makes_no_record() -> None:
     assert _settled(replay) == [("cancelled", None)]
     assert replay.world.client.records == [] and replay.world.active == ()
     assert replay.world.flow == replay.world.ledger.flow == "running"
+
+
+# ---------------------------------------------------------------------------- permission questions
+
+#: The permission-question mutants and the invariant that restates the rule each one breaks.
+_QUESTION_MUTANTS = {
+    "questions_outlive_their_turn": "question_open_only_while_its_turn_runs",
+    "refused_question_published": "permission_events_publish_nothing",
+}
+
+
+def test_each_question_mutant_is_caught_by_the_rules_own_invariant(mutants: Any) -> None:
+    by_name = {r.name: r for r in mutants.results}
+    assert {name: by_name[name].caught_by for name in _QUESTION_MUTANTS} == _QUESTION_MUTANTS
+
+
+def test_a_question_open_at_cancel_is_withdrawn_and_its_late_answer_not_honoured() -> None:
+    replay = run_path("capable/new", ["prompt", "permission_asked", "cancel", "permission_answered_late", "prompt"])
+    assert _settled(replay) == [("cancelled", None)]
+    assert replay.world.client.records == [] and replay.world.active == ()
+    assert not any(replay.world.ledger.question_open(q) for q in ("toolu-t1", "toolu-t2"))
+    assert all(i.check(s) is None for s in replay.steps for i in INVARIANTS)
+
+
+def test_an_answer_honoured_after_its_turn_is_caught_by_its_own_invariant() -> None:
+    """``answer_after_its_turn_not_honoured`` is not vacuous: with the questions outliving their
+    turn, the late answer finds its question open."""
+    late = next(i for i in INVARIANTS if i.name == "answer_after_its_turn_not_honoured")
+    outlive = next(m for m in MUTANTS if m.name == "questions_outlive_their_turn")
+    with applied(outlive):
+        replay = run_path("capable/new", ["prompt", "permission_asked", "cancel", "permission_answered_late"])
+        message = late.check(replay.steps[-1])
+    assert message is not None and "toolu-t1 was still open" in message

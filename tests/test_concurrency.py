@@ -57,6 +57,8 @@ from lifecycle import (
     ModelRefusalFallback,
     ModelRefusalNoFallback,
     PendingDeliveryError,
+    PermissionAnswered,
+    PermissionAsked,
     PromptStarted,
     QueryEnded,
     QueryError,
@@ -99,6 +101,8 @@ ONE_OF_EACH: list[Event] = [
     RuntimeReplaced(),
     InternalError(),
     HistoryLoaded(entries=(HistoryEntry(role="assistant", uuid="m", text=h.LIMIT, model="<synthetic>"),)),
+    PermissionAsked(tool_use_id="toolu_late"),
+    PermissionAnswered(tool_use_id="toolu_late"),
 ]
 
 

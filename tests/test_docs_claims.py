@@ -323,7 +323,7 @@ def test_the_nightly_profile_raises_every_fuzz_targets_budget() -> None:
 
 def test_the_checking_figures_are_a_fresh_runs() -> None:
     """docs/checking.md: the explorer's counts (states, edges, invariants, transitions, targets)
-    and the 23 mutants are what a fresh ``lifecycle check`` reports."""
+    and the seeded mutants are what a fresh ``lifecycle check`` reports."""
     res = subprocess.run(
         [PY, "-m", "lifecycle", "check", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT
     )

@@ -708,6 +708,40 @@ def test_legacy_failures_forward_claudes_text_then_the_json_rpc_error() -> None:
     assert got == [legacy_error("t1", -32603, "Internal error: Reached maximum number of turns (2)")]
 
 
+def test_a_shown_answer_is_classified_but_never_forwarded_again() -> None:
+    # A text that already reached the client as streamed partial messages: not forwarded again,
+    # still a real answer (it recovers the quota and marks the turn answered, so the successful
+    # result confirms the attempt and ends the turn's retry warning).
+    for negotiated in (True, False):
+        s = Session(negotiated=negotiated)
+        s.feed(QueryError(message="boom"), RuntimeReplaced())  # nothing a real answer recovers
+        shown = Assistant(text="Hello", model="claude-opus-5-5", shown=True)
+        got = wire(s, PromptStarted(turn_id="t1"), retry(1), shown)
+        assert agent_text("Hello") not in got and len(got) == (1 if negotiated else 0)  # the warning alone
+        assert s.ledger.flow == "answered"
+        assert wire(s, OK) == [settled("t1", "end_turn")]
+        assert s.ledger.active == ()
+    s = Session()
+    s.feed(synthetic(LIMIT, "rate_limit"))  # a background usage limit: waits for a real answer
+    assert s.active_ids == ["s1:e1:1"]
+    assert wire(s, PromptStarted(turn_id="t1"), Assistant(text="Hi", model="claude-opus-5-5", shown=True)) == []
+    assert s.active_ids == []  # recovered by the shown answer, silently
+
+
+def test_a_shown_failure_text_is_classified_but_never_forwarded_again() -> None:
+    shown = Assistant(text=RATE, model="<synthetic>", error="rate_limit", shown=True)
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), shown, error_result(RATE))
+    assert got == [legacy_error("t1", -32603, f"Internal error: {RATE}", "rate_limit")]  # no transcript text
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), shown, error_result(RATE))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "limit", "error", RATE, ["retry"]))]
+    refused = Assistant(text="", model="claude-opus-5-5", refusal="This request was declined.", shown=True)
+    got = wire(s, PromptStarted(turn_id="t2"), refused, Result(subtype="success", is_error=True,
+                                                               stop_reason="refusal"))
+    assert got == [agent_text("This request was declined."), settled("t2", "refusal")]  # the refusal is kept
+
+
 def test_legacy_background_failures_are_not_shown_and_are_noted() -> None:
     s = Session(negotiated=False)
     assert wire(s, QueryError(message="boom"), InternalError(), synthetic(RATE, "rate_limit"),

@@ -33,6 +33,22 @@ RULES = {
     ("answered", "transport_lost"): ("idle", ("settle_runtime_loss",)),  # loss is never swallowed
     ("idle", "transport_lost"): ("idle", ("background_runtime_loss",)),
 }
+# Permission questions, every point written out: a question is opened only in a running turn,
+# refused in idle and in a draining cancelled turn, closed by its answer while the turn runs; an
+# answer after the turn left in_turn has no effect (the question was withdrawn then). Never a move.
+QUESTIONS = {
+    ("idle", "permission_asked"): ("idle", ("refuse_question",)),
+    ("running", "permission_asked"): ("running", ("open_question",)),
+    ("answered", "permission_asked"): ("answered", ("open_question",)),
+    ("failing", "permission_asked"): ("failing", ("open_question",)),
+    ("cancelled", "permission_asked"): ("cancelled", ("refuse_question",)),
+    ("idle", "permission_answered"): ("idle", ()),
+    ("running", "permission_answered"): ("running", ("close_question",)),
+    ("answered", "permission_answered"): ("answered", ("close_question",)),
+    ("failing", "permission_answered"): ("failing", ("close_question",)),
+    ("cancelled", "permission_answered"): ("cancelled", ()),
+}
+RULES |= QUESTIONS
 REFUSED = [("running", "prompt"), ("idle", "cancel"), ("cancelled", "cancel"), ("idle", "result_success")]
 
 
@@ -73,6 +89,14 @@ def test_the_kept_answers_are_the_declared_transitions_and_a_fresh_instance_s_in
 @pytest.mark.parametrize(("state", "event"), sorted(RULES))
 def test_the_turn_rules_written_out(state: str, event: str) -> None:
     assert MachineAnswers().turn(state, event) == RULES[(state, event)]
+
+
+def test_every_point_of_the_permission_events_is_written_out() -> None:
+    """All 5 leaf states x the 2 permission events, no more and no fewer."""
+    states = {"idle", "running", "answered", "failing", "cancelled"}
+    assert set(QUESTIONS) == {(s, e) for s in states for e in ("permission_asked", "permission_answered")}
+    assert set(FLOW_STATES) == states and {"permission_asked", "permission_answered"} <= set(FLOW_EVENTS)
+    assert len(FLOW_STATES) * len(FLOW_EVENTS) == 5 * 13  # the point count session_flow.py states
 
 
 @pytest.mark.parametrize(("state", "event"), REFUSED)

@@ -31,6 +31,8 @@ from lifecycle import (
     InternalError,
     LocalProtocolError,
     ModelFallback,
+    PermissionAnswered,
+    PermissionAsked,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -42,7 +44,7 @@ from lifecycle import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
-from lifecycle.answers import RECOVERY_EVENTS
+from lifecycle.answers import RECOVERY_EVENTS, MachineAnswers
 from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound
 from lifecycle.history import load_history
@@ -88,6 +90,12 @@ _EXAMPLES = settings.default.max_examples * (6 if _PROFILE == "ci" else 1)
 class AdapterSession(RuleBasedStateMachine):
     """One ACP session of an adapter: the real ledger, and the client's projection of it."""
 
+    #: The machine answers every ledger of a run shares, as an agent shares one across its
+    #: sessions (so a real machine instance is asked each distinct question once per run, not once
+    #: per example); ``tests/test_stateful_mutants.py`` gives each of its runs its own, asked of the
+    #: machine classes as they are then (a mutant's). None: each ledger makes its own.
+    answers: MachineAnswers | None = MachineAnswers()
+
     @initialize(negotiated=st.booleans())
     def open_session(self, negotiated: bool) -> None:
         self.negotiated = negotiated
@@ -96,7 +104,9 @@ class AdapterSession(RuleBasedStateMachine):
 
     def _open(self, epoch: str) -> None:
         self.observed = Observed()
-        self.ledger = SessionLedger("s1", negotiated=self.negotiated, epoch=epoch, observer=self.observed)
+        self.ledger = SessionLedger(
+            "s1", negotiated=self.negotiated, epoch=epoch, observer=self.observed, answers=self.answers
+        )
         self.client = ClientProjection()
         self.fail_next = 0
         self.turns = getattr(self, "turns", 0)
@@ -113,6 +123,9 @@ class AdapterSession(RuleBasedStateMachine):
         self.expect_failure_settle = False
         self.expect_auth_code = False
         self.refused = False
+        self.asked: list[str] = getattr(self, "asked", [])  # every question Claude Code asked, in order
+        self.open_questions: set[str] = set()  # reference: asked in a running turn, not answered, not withdrawn
+        self.late_answer: tuple[str, bool, bool] | None = None  # (tool, open before, changed the session)
 
     # ------------------------------------------------------------------ driving the ledger
 
@@ -141,6 +154,8 @@ class AdapterSession(RuleBasedStateMachine):
                     self.ledger.delivered()
                     self.sent.append((out, True))
         self.transitions = self.observed.transitions[n:]
+        if not self.running:  # leaving in_turn (or never in it) withdraws every open question
+            self.open_questions.clear()
         for out, _ in self.sent:
             if isinstance(out, (PromptResponseOut, PromptErrorOut)):
                 assert out.turn_id not in self.settled, f"{out.turn_id} answered twice"
@@ -426,6 +441,31 @@ class AdapterSession(RuleBasedStateMachine):
         self.draining = False
         self._a_loss_is_a_connection_failure()
 
+    @rule()
+    def claude_asks_permission(self) -> None:
+        """Claude Code's ``can_use_tool``: opened only in a running turn (the client is asked),
+        refused without asking it otherwise (no turn, a cancelled turn still draining)."""
+        self._settling(False)
+        tool = f"toolu-{len(self.asked) + 1}"
+        running = self.running
+        self.asked.append(tool)
+        self.feed("claude_asks_permission", PermissionAsked(tool_use_id=tool))
+        if running:
+            self.open_questions.add(tool)
+
+    @precondition(lambda self: bool(self.asked))
+    @rule(pick=st.integers(0, 15))
+    def client_answers_permission(self, pick: int) -> None:
+        """The client answers one of the questions asked so far (open, answered already, refused,
+        or withdrawn when its turn left ``in_turn``)."""
+        tool = self.asked[-1 - pick % len(self.asked)]
+        self._settling(False)
+        running, was_open = self.running, self.ledger.question_open(tool)
+        before = ledger_fingerprint(self.ledger)
+        self.feed("client_answers_permission", PermissionAnswered(tool_use_id=tool))
+        self.late_answer = None if running else (tool, was_open, ledger_fingerprint(self.ledger) != before)
+        self.open_questions.discard(tool)
+
     @rule(count=st.integers(1, 2))
     def the_next_send_fails(self, count: int) -> None:
         self.fail_next += count
@@ -630,6 +670,34 @@ class AdapterSession(RuleBasedStateMachine):
         if self.expect_failure_settle:
             errors = [o for o, _ in self.sent if isinstance(o, PromptErrorOut)]
             assert len(errors) == 1 and errors[0].code == (-32000 if self.expect_auth_code else -32603), errors
+
+    @invariant()
+    def a_question_is_open_only_while_its_turn_runs(self) -> None:
+        """A question is open only while its turn runs: opened in a running turn, open until it is
+        answered, and withdrawn when the turn leaves ``in_turn`` (cancel, runtime loss, any
+        settlement); a question asked outside a running turn is never open."""
+        is_open = {tool for tool in self.asked if self.ledger.question_open(tool)}
+        assert is_open == self.open_questions, (self.step, sorted(is_open), sorted(self.open_questions))
+        assert not is_open or self.running, (self.step, self.ledger.flow)
+
+    @invariant()
+    def permission_events_publish_nothing_and_change_no_incident(self) -> None:
+        """Permission events are never incidents: a question and its answer publish nothing,
+        settle no prompt and change no incident."""
+        if self.step not in ("claude_asks_permission", "client_answers_permission"):
+            return
+        assert self.sent == [] and self.transitions == [], (self.step, self.sent, self.transitions)
+        assert {a.id: a for a in self.ledger.active} == self.before_active
+        assert self.running == self.was_running
+
+    @invariant()
+    def an_answer_after_its_turn_left_in_turn_is_not_honoured(self) -> None:
+        """An answer after its turn left ``in_turn`` is not honoured: the question was withdrawn
+        then, so the answer finds it closed and changes nothing."""
+        if self.step != "client_answers_permission" or self.late_answer is None:
+            return
+        tool, was_open, changed = self.late_answer
+        assert not was_open and not changed, (tool, was_open, changed)
 
     @invariant()
     def no_title_or_details_carries_an_injected_secret(self) -> None:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, Protocol, cast
 
 from acp import RequestError
@@ -280,6 +280,20 @@ def _notification_sink(conn: object) -> NotificationSink:
 # ------------------------------------------------------------------ the publisher
 
 
+# Keys whose strings are protocol structure or ids, never text to mask.
+_STRUCTURAL_KEYS = frozenset({"sessionUpdate", "type", "toolCallId", "status", "kind", "currency", "priority"})
+
+
+def _mask_strings(value: Any, mask: Callable[[str], str], key: str | None = None) -> Any:
+    if isinstance(value, str):
+        return value if key in _STRUCTURAL_KEYS else mask(value)
+    if isinstance(value, Mapping):
+        return {k: _mask_strings(v, mask, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_strings(v, mask) for v in value]
+    return value
+
+
 class _Undeliverable(Exception):
     """A prompt settlement with no handler waiting for it."""
 
@@ -351,6 +365,33 @@ class SessionPublisher:
                 accepted = self._ledger.feed(event, runtime=runtime)
             await self._drain()
             return accepted
+
+    async def show(self, updates: Iterable[Mapping[str, Any]]) -> int:
+        """Send transcript updates the ledger does not plan (streamed chunks, tool calls and
+        their results, a plan, usage), in order, under the session's lock (so they never
+        interleave with a record's send).
+
+        Each is validated by the SDK's models and its texts are masked like the ledger's (the
+        session's :class:`~lifecycle.redaction.SecretMemory`). Nothing of the lifecycle depends
+        on them: an update the SDK refuses, or a send that fails, is counted in
+        :attr:`failed_sends` and dropped.
+
+        Returns:
+            How many updates were sent.
+        """
+        sent = 0
+        async with self._lock:
+            for update in updates:
+                try:
+                    model = acp_update(_mask_strings(update, self._secrets.mask))
+                    await self._conn.session_update(self._ledger.session_id, model)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    self.failed_sends += 1
+                else:
+                    sent += 1
+        return sent
 
     async def outcome(self, turn_id: str) -> PromptResponse:
         """Wait for the ledger to settle ``turn_id``; the handler's return value.

@@ -1,9 +1,10 @@
 """The reference ACP agent: an ACP client talks to Claude Code through ``claude-agent-sdk``, with
 the incident ledger embedded (``lifecycle acp`` or ``python -m lifecycle.agent``).
 
-Needs the ``acp`` and ``claude`` extras. Deliberately small: text prompts, Claude's text streamed
-as ``agent_message_chunk``, no tool UI. Everything on stdout is the ACP protocol; every log line
-goes to stderr (structlog, ids and states only).
+Needs the ``acp`` and ``claude`` extras. Claude Code runs with its own system prompt and the
+user's, project's and local settings; a coding turn streams text and thinking, shows tool calls
+with diffs and asks the client's permission (docs/acp-agent.md, "A coding turn"). Everything on
+stdout is the ACP protocol; every log line goes to stderr (structlog, ids and states only).
 
 Rules
 -----
@@ -20,6 +21,11 @@ Rules
   every session.
 * ``session/cancel`` answers every prompt received before it ``cancelled``, whatever it was doing
   (waiting for the prompt lock, for a cancelled turn to wind down, for Claude Code to start).
+* What the turn shows besides the ledger's records (chunks, tool calls, plan, usage) goes through
+  the same publisher and lock (:meth:`lifecycle.acp.SessionPublisher.show`); a cancelled turn's
+  and a replaced runtime's show nothing.
+* A tool is never allowed by default: only the client's allow answer to a question the turn
+  machine still holds open allows it (:mod:`lifecycle.agent.permissions`).
 * The client is read and written through :mod:`lifecycle.agent.transport` (every bad line is
   answered, error replies are short and redacted, the output backlog is bounded); a handler's
   unexpected exception is a bare ``-32603``; log fields are redacted.
@@ -30,7 +36,9 @@ A runtime owns one task that connects the SDK client, consumes its message strea
 it again (the SDK requires connect and disconnect in one task). Messages become events through
 :func:`lifecycle.claude.from_sdk_message`; an exception from the stream through
 :func:`lifecycle.claude.from_sdk_exception`; the stream ending through ``QueryEnded``. The prompt
-handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. A cancelled
+handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. Streamed
+deltas, tool uses and results are rendered by the session's
+:class:`~lifecycle.agent.stream.StreamRenderer` before the ledger sees the message. A cancelled
 turn's remaining messages (until its result arrives) are dropped, and the next prompt waits for
 that result, so nothing of the cancelled turn is attributed to the next one.
 
@@ -38,7 +46,10 @@ Modules
 -------
 ``config`` (settings, standard library only), ``startup`` (process entry and the fast
 ``initialize``: imports no SDK), ``transport`` (the guarded stdio transport), ``server`` (the
-agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process). This package imports
+agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude
+Code's messages as updates: chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its
+result rendered as the reference adapter does), ``permissions`` (``can_use_tool`` as
+``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message). This package imports
 ``config`` and ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any, Protocol
 
 import structlog
@@ -14,6 +15,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 from ..claude import from_sdk_exception, from_sdk_message
 from ..errors import LifecycleError
 from ..events import ApiRetry, Assistant, Event, InternalError, ModelFallback, QueryEnded, Result
+from .stream import StreamRenderer
 
 
 class _Owner(Protocol):
@@ -21,8 +23,14 @@ class _Owner(Protocol):
 
     id: str
     cancelled: set[str]
+    renderer: StreamRenderer
+
+    @property
+    def runtime_generation(self) -> int: ...
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool: ...
+
+    async def show(self, updates: list[dict[str, Any]]) -> None: ...
 
 
 __all__ = ["ClientFactory", "SdkClient"]
@@ -126,31 +134,65 @@ class _Runtime:
                 generation=self.generation,
                 error_type=type(exc).__name__,
             )
+            await self._close_tools()
             await self.session.feed(from_sdk_exception(exc), runtime=self.generation)
             return
         self.ended = True
         log.info("runtime.ended", session_id=self.session.id, generation=self.generation)
+        await self._close_tools()
         await self.session.feed(QueryEnded(), runtime=self.generation)
+
+    async def _close_tools(self) -> None:
+        """Claude Code is gone: the tool calls it left open end ``failed`` (not in a cancelled turn,
+        which shows nothing more, nor from a replaced runtime)."""
+        turn = self._inflight
+        if (turn is None or turn not in self.session.cancelled) and self.generation_current():
+            with contextlib.suppress(Exception):
+                await self.session.show(self.session.renderer.close_open_tools())
 
     async def _on_message(self, message: object) -> None:
         turn = self._inflight
-        is_result = type(message).__name__ == "ResultMessage"
+        kind = type(message).__name__
+        dropped = turn is not None and turn in self.session.cancelled
+        renderer = self.session.renderer
+        if kind == "StreamEvent":
+            # The hot path of a streamed turn: chunks straight to the client, nothing to judge.
+            if not dropped and self.generation_current():
+                await self.session.show(renderer.stream_event(message))
+            return
+        is_result = kind == "ResultMessage"
         try:
             event = from_sdk_message(message)
         except LifecycleError:
-            log.warning("runtime.malformed_message", session_id=self.session.id, kind=type(message).__name__)
+            log.warning("runtime.malformed_message", session_id=self.session.id, kind=kind)
             event = None
-        if event is not None:
-            if turn is not None and turn in self.session.cancelled and isinstance(event, _TURN_EVENTS):
+        updates: list[dict[str, Any]] = []
+        if kind == "AssistantMessage":
+            updates, shown = renderer.assistant(message)
+            if shown and isinstance(event, Assistant):
+                event = replace(event, shown=True)
+        elif kind == "UserMessage":
+            updates = renderer.user(message)
+        elif is_result and not dropped:
+            updates = renderer.close_open_tools() + renderer.result(message)
+        if dropped:
+            if event is not None and isinstance(event, _TURN_EVENTS):
                 log.info("runtime.cancelled_turn_event_dropped", session_id=self.session.id, turn_id=turn)
-            else:
-                await self.session.feed(event, runtime=self.generation)
+                event = None
+        elif updates and self.generation_current():
+            await self.session.show(updates)
+        if event is not None:
+            await self.session.feed(event, runtime=self.generation)
         if is_result:
             # The turn Claude was working on is over; a cancelled one stops filtering here.
             if turn is not None:
                 self.session.cancelled.discard(turn)
             self._inflight = None
             self._idle.set()
+
+    def generation_current(self) -> bool:
+        """Whether this runtime is the session's current one (a replaced runtime shows nothing)."""
+        return self.session.runtime_generation == self.generation
 
     async def send(self, turn_id: str, text: str) -> None:
         """Write the user message (``uuid`` = the turn id) to Claude Code."""

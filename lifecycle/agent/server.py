@@ -9,7 +9,7 @@ import functools
 import os
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -37,6 +37,7 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
 from .config import AUTH_METHOD_ID, AgentConfig
+from .prompt import prompt_text
 from .runtime import ClientFactory
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
@@ -65,22 +66,6 @@ def _guarded(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]
             raise RequestError.internal_error({"details": "The agent hit an internal error."}) from None
 
     return handler
-
-
-def _prompt_text(blocks: Sequence[Any]) -> str:
-    """The prompt as Claude sees it: text blocks, resource links as ``@uri``, embedded text."""
-    parts: list[str] = []
-    for block in blocks:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            parts.append(block.text)
-        elif kind == "resource_link":
-            parts.append(f"@{block.uri}")
-        elif kind == "resource":
-            text = getattr(block.resource, "text", None)
-            if isinstance(text, str):
-                parts.append(f"<context uri={block.resource.uri!r}>\n{text}\n</context>")
-    return "\n\n".join(p for p in parts if p)
 
 
 def _credentials_available(env: Mapping[str, str]) -> bool:
@@ -134,6 +119,29 @@ class ClaudeAcpAgent:
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
+        raw: Any = getattr(conn, "_conn", None)  # the SDK's JSON-RPC connection (request ids)
+        if raw is not None and callable(getattr(raw, "add_observer", None)):
+            raw.add_observer(self._observe)
+
+    def _observe(self, event: Any) -> None:
+        """Every raw frame: a ``session/request_permission`` going out has its id noted, so a
+        withdrawn question can be cancelled on the wire."""
+        message = getattr(event, "message", None)
+        if not isinstance(message, dict) or message.get("method") != "session/request_permission":
+            return
+        params = message.get("params")
+        if not isinstance(params, dict):
+            return
+        session = self._sessions.get(str(params.get("sessionId")))
+        tool_call = params.get("toolCall")
+        if session is not None and isinstance(tool_call, dict):
+            session.permissions.saw_request(message.get("id"), tool_call.get("toolCallId"))
+
+    async def cancel_request(self, method: str, params: Any) -> None:
+        """Send a raw notification (``$/cancel_request`` of a withdrawn question)."""
+        raw = getattr(self._conn, "_conn", None)
+        if raw is not None:
+            await raw.send_notification(method, params)
 
     def accept_initialize(self, state: ClientState) -> None:
         """Take what an ``initialize`` answered before the agent existed negotiated
@@ -152,7 +160,15 @@ class ClaudeAcpAgent:
     def claude_options(self, session: _Session, *, resume: bool) -> ClaudeAgentOptions:
         """The SDK options of a session's runtime (Claude's environment passes through)."""
         cfg = self.config
-        kw: dict[str, Any] = {"cwd": session.cwd}
+        kw: dict[str, Any] = {
+            "cwd": session.cwd,
+            # Claude Code's own system prompt and the user's, project's and local settings
+            # (CLAUDE.md, permission rules), as the reference adapter runs it.
+            "system_prompt": {"type": "preset", "preset": "claude_code"},
+            "setting_sources": ["user", "project", "local"],
+            "include_partial_messages": True,
+            "can_use_tool": session.permissions.can_use_tool,
+        }
         if resume:
             kw["resume"] = session.id
         else:
@@ -179,7 +195,7 @@ class ClaudeAcpAgent:
             observer=observer,
             answers=self._answers,
         )
-        session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger))
+        session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn)
         self._sessions[session_id] = session
         return session
 
@@ -274,7 +290,7 @@ class ClaudeAcpAgent:
     @_guarded
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        text = _prompt_text(prompt)
+        text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"details": "the prompt has no text"})
         return await session.run_prompt(text)

@@ -12,13 +12,16 @@ from typing import Any, Protocol
 
 import structlog
 from acp import RequestError
-from acp.schema import PromptResponse
+from acp.schema import PromptResponse, Usage
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
+from . import tool_calls
 from .config import AgentConfig
+from .permissions import PermissionBroker
 from .runtime import ClientFactory, _Runtime
+from .stream import StreamRenderer
 
 
 class _Agent(Protocol):
@@ -28,6 +31,8 @@ class _Agent(Protocol):
     client_factory: ClientFactory
 
     def claude_options(self, session: Any, *, resume: bool) -> Any: ...
+
+    async def cancel_request(self, method: str, params: Any) -> None: ...
 
 
 log = structlog.get_logger("lifecycle.agent")
@@ -60,11 +65,14 @@ class _Session:
         session_id: str,
         cwd: str,
         publisher: SessionPublisher,
+        conn: Any = None,
     ) -> None:
         self.agent = agent
         self.id = session_id
         self.cwd = cwd
         self.publisher = publisher
+        self.renderer = StreamRenderer(cwd)
+        self.permissions = PermissionBroker(self, conn)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -76,7 +84,42 @@ class _Session:
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
         if self.closed:
             return False
-        return await self.publisher.feed(event, runtime=runtime)
+        accepted = await self.publisher.feed(event, runtime=runtime)
+        turn = self.publisher.ledger.turn
+        if self.permissions.open_requests and (turn is None or turn.settled):
+            # The turn left in_turn (cancel, loss, settlement): its questions are withdrawn.
+            await self.permissions.withdraw(self.agent.cancel_request)
+        return accepted
+
+    @property
+    def runtime_generation(self) -> int:
+        """The generation of the runtime whose events the ledger takes."""
+        return self.publisher.ledger.runtime
+
+    # -------------------------------------------------------------- what the turn shows
+
+    async def show(self, updates: list[dict[str, Any]]) -> None:
+        """Send transcript updates that are not the ledger's (chunks, tool calls, plan, usage)."""
+        if updates and not self.closed:
+            await self.publisher.show(updates)
+
+    def question_open(self, tool_use_id: str) -> bool:
+        return not self.closed and self.publisher.ledger.question_open(tool_use_id)
+
+    def announce_tool_call(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any] | None:
+        return self.renderer.ensure_tool_call(tool_use_id, name, tool_input)
+
+    def tool_call_for_question(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any]:
+        fields = tool_calls.tool_call_start(tool_use_id, name, tool_input, cwd=self.cwd)
+        fields.pop("sessionUpdate", None)
+        fields.pop("status", None)
+        return fields
+
+    def tool_running(self, tool_use_id: str) -> dict[str, Any] | None:
+        return self.renderer.mark_running(tool_use_id)
+
+    def tool_refused(self, tool_use_id: str) -> None:
+        self.renderer.mark_refused(tool_use_id)
 
     async def ensure_runtime(self) -> _Runtime:
         """The live runtime, starting (or replacing) one when needed."""
@@ -129,6 +172,7 @@ class _Session:
                 log.info("prompt.session_closed", session_id=self.id)
                 return PromptResponse(stop_reason="cancelled")
             turn_id = str(uuid.uuid4())
+            self.renderer.start_turn()
             await self.feed(PromptStarted(turn_id=turn_id))
             # No await between here and the check: a cancel either saw ``turn_id`` (and settled
             # the turn) or left its mark for this check.
@@ -157,15 +201,19 @@ class _Session:
 
     async def _settled(self, turn_id: str, drive: asyncio.Future[None] | None) -> PromptResponse:
         """The ledger's settlement of the turn, as soon as it exists (a cancel is answered even
-        while the runtime is still starting)."""
+        while the runtime is still starting), with the turn's token usage."""
         settled = asyncio.ensure_future(self.publisher.outcome(turn_id))
         try:
             if drive is not None:
                 waiting: set[asyncio.Future[Any]] = {drive, settled}
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            return await settled
+            response = await settled
         finally:
             settled.cancel()
+        usage = self.renderer.turn_usage
+        if usage.input or usage.output:
+            response = response.model_copy(update={"usage": Usage.model_validate(usage.to_wire())})
+        return response
 
     async def _drive(self, prompt: _Prompt, turn_id: str, text: str) -> None:
         try:
@@ -219,6 +267,7 @@ class _Session:
             with contextlib.suppress(Exception):
                 await self.feed(Cancelled())
         self.closed = True
+        await self.permissions.withdraw(self.agent.cancel_request)
         if self.runtime is not None:
             await self.runtime.close()
             self.runtime = None

@@ -567,11 +567,16 @@ class StdioTransport:
         reply_id = msg_id if has_id and id_ok else None
         if "method" not in message:
             if has_id and ("result" in message or "error" in message):
-                # A response (the agent sends no requests, so none is awaited): passed on only
-                # in a shape the SDK can read; an unreadable one is dropped, never answered.
-                if not id_ok or ("error" in message and not isinstance(message["error"], dict)):
+                # A response (to a ``session/request_permission``): passed on only in a shape
+                # the SDK can read; one without a usable id is dropped, never answered (it
+                # cannot be matched to a question).
+                if not id_ok:
                     log.warning("transport.invalid_response_dropped")
                     return None
+                if "error" in message and not isinstance(message["error"], dict):
+                    # Still the answer to that request: a failure, so nothing waits for it forever.
+                    log.warning("transport.invalid_error_response")
+                    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32603, "message": "Invalid error"}}
                 return message
             await self._reply_error(-32600, "Invalid Request", "no method", reply_id)
             return None

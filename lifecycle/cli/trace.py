@@ -21,6 +21,8 @@ from ..events import (
     AuthStatus,
     Cancelled,
     Event,
+    PermissionAnswered,
+    PermissionAsked,
     PromptStarted,
     QueryEnded,
     QueryError,
@@ -132,6 +134,12 @@ class TraceDriver:
             self._feed(PromptStarted(turn_id=turn_id))
         elif what == "cancel":
             self._feed(Cancelled())
+        elif what in ("permission_asked", "permission_answered"):
+            tool_use_id = line.get("toolUseId")
+            if not isinstance(tool_use_id, str) or not tool_use_id:
+                raise _LineError(f"{what} needs a non-empty toolUseId")
+            event = PermissionAsked if what == "permission_asked" else PermissionAnswered
+            self._feed(event(tool_use_id=tool_use_id))
         elif what == "query_error":
             message = line.get("message")
             self._feed(QueryError(message=message if isinstance(message, str) else ""))

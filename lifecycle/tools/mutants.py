@@ -27,7 +27,7 @@ from .. import client as client_mod
 from .. import intents
 from .. import ledger as ledger_mod
 from .. import titles as titles_mod
-from ..conditions import Recovery, classify_assistant_error
+from ..conditions import CONDITIONS, Recovery, classify_assistant_error
 from ..events import (
     ApiRetry,
     Assistant,
@@ -35,6 +35,7 @@ from ..events import (
     Cancelled,
     HistoryLoaded,
     ModelFallback,
+    PermissionAsked,
     Result,
 )
 from ..ids import turn_error_id
@@ -418,6 +419,29 @@ def _newer_notice_retires_older(p: _Patches) -> None:
     p.attr(ledger_mod.SessionLedger, "_commit", commit)
 
 
+# -- permission questions (never incidents; open only while their turn runs)
+
+
+def _questions_outlive_their_turn(p: _Patches) -> None:
+    def question_open(self: Any, tool_use_id: str) -> bool:
+        turn = self._turn  # "the turn's set is the truth": forgets that leaving in_turn withdraws them
+        return turn is not None and tool_use_id in turn.questions
+
+    p.attr(ledger_mod.SessionLedger, "question_open", question_open)
+
+
+def _refused_question_published(p: _Patches) -> None:
+    orig = _handler(PermissionAsked)
+
+    def on_asked(self: Any, ev: PermissionAsked) -> None:
+        running = _in_turn(self)
+        orig(self, ev)
+        if not running:  # "tell the user their tool was refused"
+            self._background_failure(CONDITIONS["internal_error"], "", "internal_error")
+
+    p.item(ledger_mod._HANDLERS, PermissionAsked, on_asked)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("recovery_on_wrong_event", "a successful auth_status also ends transport-loss incidents",
            _recovery_on_wrong_event),
@@ -460,6 +484,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("notice_reused_whatever_its_text", "a consecutive notice reuses the previous id whatever its text",
            _notice_reused_whatever_its_text),
     Mutant("newer_notice_retires_older", "a newer notice retires the older ones", _newer_notice_retires_older),
+    Mutant("questions_outlive_their_turn", "a permission question stays open after its turn left in_turn",
+           _questions_outlive_their_turn),
+    Mutant("refused_question_published", "a question asked outside a running turn is published as a failure",
+           _refused_question_published),
 )
 
 

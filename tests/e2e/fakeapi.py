@@ -147,7 +147,9 @@ class MessageReply(Reply):
     """A normal model answer: SSE stream if the request asked for ``stream``, else JSON.
 
     ``blocks`` are content blocks: ``{"type": "text", "text": ...}`` or
-    ``{"type": "tool_use", "name": ..., "input": {...}}`` (``id`` is generated if missing).
+    ``{"type": "tool_use", "name": ..., "input": {...}}`` (``id`` is generated if missing), or
+    ``{"type": "thinking", "thinking": ..., "chunks": [...]?}`` (streamed as ``thinking_delta`` events,
+    then a ``signature_delta``).
     ``text_chunks`` optionally splits the *first* text block into several deltas.
     """
 
@@ -455,6 +457,9 @@ def _materialize_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for b in blocks:
         b = dict(b)
+        if b["type"] == "thinking":
+            b.pop("chunks", None)
+            b.setdefault("signature", "fakesig")
         if b["type"] == "tool_use":
             b.setdefault("id", f"toolu_fake{_hex(16)}")
             b.setdefault("input", {})
@@ -503,6 +508,34 @@ def _sse_events(reply: MessageReply, model: str) -> list[tuple[str, dict[str, An
                         "type": "content_block_delta",
                         "index": i,
                         "delta": {"type": "input_json_delta", "partial_json": json.dumps(b["input"])},
+                    },
+                )
+            )
+        elif b["type"] == "thinking":
+            events.append(
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                    },
+                )
+            )
+            for c in reply.blocks[i].get("chunks") or [b["thinking"]]:
+                events.append(
+                    (
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": c}},
+                    )
+                )
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "signature_delta", "signature": b.get("signature", "fakesig")},
                     },
                 )
             )

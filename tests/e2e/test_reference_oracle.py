@@ -98,6 +98,8 @@ class OracleAgent(AgentUnderTest):
     def __init__(self, impl: str, client: str, root: Path, package: Path | None) -> None:
         super().__init__("capable" if client == "capable" else "legacy", root)
         self.impl, self.client, self.package = impl, client, package
+        #: the ACP client's handlers (test_reference_oracle_tools.py answers permission questions)
+        self.handler: Any = _Client()
 
     async def _start(self) -> None:
         env = self.agent_env(MAX_RETRIES)  # PYTHONPATH names this checkout; node ignores it
@@ -113,7 +115,7 @@ class OracleAgent(AgentUnderTest):
         self._stack = contextlib.AsyncExitStack()
         self.conn, self.proc = await self._stack.enter_async_context(
             acp.spawn_agent_process(
-                _Client(),  # type: ignore[arg-type]
+                self.handler,
                 *command,
                 env=env,
                 cwd=str(self.cwd),

@@ -16,7 +16,10 @@ Rules
 * The environment is realistic, not arbitrary: SDK messages come from a live runtime (a
   dead one, after its iterator threw or ended, is replaced before the next prompt), assistant
   messages and fallback notices arrive during a prompt, and any step may have its first record
-  send fail (``deliver_fails``).
+  send fail (``deliver_fails``). Claude Code's permission question arrives during a prompt (one
+  per turn open at a time; also outside a running turn, where it is refused); while it is open
+  the turn's stream is quiet (Claude Code waits for the answer) and the turn may still be
+  cancelled or lose its runtime; the client's answer may arrive after the turn left ``in_turn``.
 * Bounds keep the space finite and small: see :class:`Bounds`. States with more active
   incidents than the bound are counted but not expanded (a TLC ``CONSTRAINT``).
 * One home per concept: incident ids are built and read only with :mod:`lifecycle.ids`, and the

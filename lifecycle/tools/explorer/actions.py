@@ -28,6 +28,8 @@ from ...events import (
     Event,
     InternalError,
     Outbound,
+    PermissionAnswered,
+    PermissionAsked,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -77,6 +79,7 @@ __all__ = [
     "drain",
     "make_root",
     "outcome",
+    "question_id",
     "root_lines",
     "run_step",
 ]
@@ -144,6 +147,7 @@ class Action:
     loss: bool = False  # the runtime was lost (rule 6: a connection failure with new_session)
     stop_reason: str | None = None  # a result whose stop reason wins over ``is_error`` (rule 4)
     turn_frame: bool = False  # an SDK message of the prompt's turn (rule 7: absorbed after cancel)
+    permission: bool = False  # a permission question or its answer: never an incident
 
 
 # The environment: a Claude runtime emits SDK messages only while it is alive; once its query
@@ -218,6 +222,48 @@ def _turn_id(world: World) -> str:
     return f"t{world.turns + 1}"
 
 
+def question_id(world: World) -> str:
+    """The tool use id of the permission question of the current (or last) turn: one question
+    per turn, so at most one is open at once (the bound that keeps the space small)."""
+    turn = world.ledger.turn
+    return f"toolu-{turn.turn_id if turn else 't0'}"
+
+
+def _question_allowed(world: World, bounds: Bounds) -> bool:
+    """Claude Code asks while the turn runs (a live runtime), while its question is not open."""
+    return _while_running(world, bounds) and not world.ledger.question_open(question_id(world))
+
+
+def _question_open(world: World, bounds: Bounds) -> bool:
+    return world.ledger.question_open(question_id(world))
+
+
+_Enabled = Callable[[World, Bounds], bool]
+
+
+def _unless_waiting(enabled: _Enabled) -> _Enabled:
+    """``enabled``, except while Claude Code waits for the answer to its permission question: its
+    ``can_use_tool`` callback blocks the turn, so the turn's stream is quiet (no API call, no
+    message, no result) until the answer; the turn may still be cancelled, lose its runtime, or
+    fail in the adapter."""
+
+    def quiet_while_waiting(world: World, bounds: Bounds) -> bool:
+        return enabled(world, bounds) and not (world.running and _question_open(world, bounds))
+
+    return quiet_while_waiting
+
+
+def _outside_turn(world: World, bounds: Bounds) -> bool:
+    """No turn runs (idle, or a cancelled turn draining): a live runtime may still ask."""
+    return not world.running and not world.dead
+
+
+def _after_turn(world: World, bounds: Bounds) -> bool:
+    """The client may answer the last turn's question at any time after the turn left in_turn
+    (cancel, runtime loss, any settlement), whether or not it was open then."""
+    return not world.running and world.ledger.turn is not None
+
+
 def _result(text: str, *, is_error: bool, **fields: Any) -> Line:
     return {"type": "result", "subtype": "success", "is_error": is_error, "result": text, **fields}
 
@@ -240,11 +286,11 @@ ACTIONS: tuple[Action, ...] = (
     ),
     # The first retry of a turn got an HTTP response (429), the next one none (a connection
     # error): both kinds, one letter (the VIEW would merge their successors anyway).
-    Action("api_retry", lambda w: (_retry_line(w),), _retry_allowed, "api_retry", turn_frame=True),
+    Action("api_retry", lambda w: (_retry_line(w),), _unless_waiting(_retry_allowed), "api_retry", turn_frame=True),
     Action(
         "rate_limit_error",
         lambda w: (_assistant(RATE_TEXT, "<synthetic>", "rate_limit"),),
-        _while_running,
+        _unless_waiting(_while_running),
         "claude_failure",
         failure_kind="rate_limit",
         turn_frame=True,
@@ -252,7 +298,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "auth_error",
         lambda w: (_assistant(AUTH_TEXT, "<synthetic>", "authentication_failed"),),
-        _while_running,
+        _unless_waiting(_while_running),
         "claude_failure",
         failure_kind="auth",
         turn_frame=True,
@@ -260,7 +306,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "usage_limit_error",
         lambda w: (_assistant(LIMIT_TEXT, "<synthetic>", "rate_limit"),),
-        _while_running,
+        _unless_waiting(_while_running),
         "claude_failure",
         failure_kind="usage_limit",
         turn_frame=True,
@@ -283,7 +329,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "real_answer",
         lambda w: (_assistant(ANSWER_TEXT, "claude-opus-4-5"),),
-        _alive,  # also a cancelled turn's late answer, and one outside a prompt
+        _unless_waiting(_alive),  # also a cancelled turn's late answer, and one outside a prompt
         "real_answer",
         recovers=_ANSWER_RECOVERS,
         turn_frame=True,
@@ -292,13 +338,13 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "local_command",
         lambda w: (_assistant(LOCAL_COMMAND_TEXT, "<synthetic>"),),
-        _while_running,
+        _unless_waiting(_while_running),
         turn_frame=True,
     ),
     Action(
         "result_success",
         lambda w: (_result(ANSWER_TEXT, is_error=False, stop_reason="end_turn"),),
-        _alive,
+        _unless_waiting(_alive),
         "result_success",
         recovers=_ATTEMPT_RECOVERS,
         turn_frame=True,
@@ -306,7 +352,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "result_error",
         lambda w: (_result(RESULT_ERROR_TEXT, is_error=True, api_error_status=529, terminal_reason="api_error"),),
-        _alive,
+        _unless_waiting(_alive),
         "result_error",
         settles_with_failure=True,
         turn_frame=True,
@@ -315,7 +361,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "result_max_tokens",
         lambda w: (_result(MAX_TOKENS_TEXT, is_error=True, stop_reason="max_tokens"),),
-        _alive,
+        _unless_waiting(_alive),
         "result_stop",
         recovers=_ATTEMPT_RECOVERS,
         stop_reason="max_tokens",
@@ -324,7 +370,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(
         "result_refusal",
         lambda w: (_result(REFUSAL_TEXT, is_error=True, stop_reason="refusal", terminal_reason="api_error"),),
-        _alive,
+        _unless_waiting(_alive),
         "result_stop",
         recovers=_ATTEMPT_RECOVERS,
         stop_reason="refusal",
@@ -396,7 +442,7 @@ ACTIONS: tuple[Action, ...] = (
                 "trigger": "overloaded",
             },
         ),
-        lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices,  # emitted during a query
+        _unless_waiting(lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices),  # during a query
         # A newer notice retires none (only the oldest beyond lifecycle.ledger.MAX_ACTIVE_NOTICES).
         recovers=frozenset({Recovery.NEVER}),
     ),
@@ -417,10 +463,42 @@ ACTIONS: tuple[Action, ...] = (
                 "api_refusal_explanation": "This request was declined.",
             },
         ),
-        lambda w, b: _while_running(w, b) and sum(a.state == "noticed" for a in w.active) < b.notices,
+        _unless_waiting(lambda w, b: _while_running(w, b) and sum(a.state == "noticed" for a in w.active) < b.notices),
         recovers=frozenset({Recovery.NEVER}),
     ),
     Action("cancel", lambda w: (adapter_line("cancel"),), _while_running, "cancel"),
+    # Claude Code's permission questions (its can_use_tool callback) and the client's answers.
+    Action(
+        "permission_asked",
+        lambda w: (adapter_line("permission_asked", toolUseId=question_id(w)),),
+        _question_allowed,
+        "permission_asked",
+        permission=True,
+    ),
+    Action(
+        "permission_answered",
+        lambda w: (adapter_line("permission_answered", toolUseId=question_id(w)),),
+        _question_open,
+        "permission_answered",
+        permission=True,
+    ),
+    # Asked outside a running turn: idle, or the cancelled turn's tool while its stream drains.
+    Action(
+        "permission_asked_outside_turn",
+        lambda w: (adapter_line("permission_asked", toolUseId=question_id(w)),),
+        _outside_turn,
+        "permission_asked",
+        permission=True,
+        turn_frame=True,
+    ),
+    # The client's answer arrives after the question's turn left in_turn: never honoured.
+    Action(
+        "permission_answered_late",
+        lambda w: (adapter_line("permission_answered", toolUseId=question_id(w)),),
+        _after_turn,
+        "permission_answered",
+        permission=True,
+    ),
     Action(
         "late_event",
         lambda w: (adapter_line("late_event", runtime=w.ledger.runtime - 1, note=STALE_RUNTIME_NOTE,
@@ -566,6 +644,10 @@ def _event_for(line: Line, world: World) -> Event | None:
         return from_stream_json(line["line"])
     if what == "internal_error":
         return InternalError()
+    if what == "permission_asked":
+        return PermissionAsked(tool_use_id=line["toolUseId"])
+    if what == "permission_answered":
+        return PermissionAnswered(tool_use_id=line["toolUseId"])
     raise ValueError(f"no event for adapter line {what!r}")  # pragma: no cover
 
 

@@ -292,7 +292,8 @@ def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
 #     only by whether it is set: the only comparisons the ledger makes with them;
 #   * a settled turn (its flow state is ``idle`` or ``cancelled``) only by its id: what it
 #     captured while running is never read again (no transition out of those states names an
-#     effect that reads the turn's data; ``open_turn`` replaces it).
+#     effect that reads the turn's data; ``open_turn`` replaces it), its permission questions
+#     included (``question_open`` reads them only while the flow is in ``in_turn``).
 _VIEW_DROP = frozenset(
     {"_observer", "_answers", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
 )

@@ -1,0 +1,383 @@
+"""What a coding turn shows the client besides the ledger's records: streamed text and thinking,
+tool calls and their results, the plan, usage.
+
+Rules
+-----
+* Partial messages are on (``include_partial_messages``): a top-level ``text_delta`` becomes an
+  ``agent_message_chunk`` and a ``thinking_delta`` an ``agent_thought_chunk`` the moment it
+  arrives. A subagent's text and thinking (``parent_tool_use_id`` set) stay internal.
+* Nothing is shown twice: the consolidated ``assistant`` message that follows the deltas is
+  compared with what was streamed. The part already shown is marked ``shown`` for the ledger
+  (which still classifies it: a real answer recovers what waits for one, but it forwards nothing);
+  a remainder that never streamed is sent here; a message that did not stream at all (Claude
+  Code's own ``<synthetic>`` texts: errors, limits) goes to the ledger untouched, which decides
+  whether a capable client sees the prose or a record.
+* Every ``tool_use`` block becomes one ``tool_call`` (:mod:`lifecycle.agent.tool_calls`), once:
+  from the consolidated message, or earlier when a permission question needs it
+  (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead.
+* A ``tool_result`` block (in a ``user`` message) ends its tool call: ``in_progress`` first if
+  nothing said it was running (an allowed permission question says so when it is answered; a
+  denied tool never ran and gets none), then ``completed`` or ``failed`` with the rendered
+  content.
+* A tool call still open when the turn's result arrives, or when Claude Code is gone, is
+  ``failed`` (:meth:`StreamRenderer.close_open_tools`): no tool call is left running.
+* The turn's ``result`` gives one ``usage_update`` (tokens in context of the last top-level
+  answer, the context window, the session's cost in USD) and the ``usage`` of the
+  ``PromptResponse`` (:attr:`StreamRenderer.turn_usage`).
+
+Theory of operation
+-------------------
+The renderer is sans-I/O: each method takes one SDK message (an object of ``claude_agent_sdk``,
+read by attribute, never imported) and returns the ``session/update`` objects to send, in order.
+:mod:`lifecycle.agent.runtime` sends them through the session's publisher (one lock with the
+ledger's sends, so order holds) and feeds the ledger what it must judge. Memory is bounded:
+streamed text is kept only until its consolidated message arrives (and capped), and at most
+:data:`MAX_TOOLS` tool uses are remembered (the oldest forgotten first); a result for a forgotten
+tool use is rendered generically.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Final
+
+from . import tool_calls
+
+__all__ = ["MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
+
+#: Tool uses remembered per session (for their results and to announce each once).
+MAX_TOOLS: Final = 512
+#: Streamed characters kept per block kind while waiting for the consolidated message.
+MAX_STREAMED_CHARS: Final = 4 * 1024 * 1024
+
+_TEXT = "agent_message_chunk"
+_THOUGHT = "agent_thought_chunk"
+
+
+def chunk(kind: str, text: str) -> dict[str, Any]:
+    """A ``session/update`` text chunk (``agent_message_chunk`` or ``agent_thought_chunk``)."""
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+class TurnUsage:
+    """Token counts of one prompt turn, summed over its results (ACP ``Usage``)."""
+
+    __slots__ = ("cached_read", "cached_write", "input", "output")
+
+    def __init__(self) -> None:
+        self.input = 0
+        self.output = 0
+        self.cached_read = 0
+        self.cached_write = 0
+
+    def add(self, usage: object) -> None:
+        if not isinstance(usage, Mapping):
+            return
+        self.input += _count(usage.get("input_tokens"))
+        self.output += _count(usage.get("output_tokens"))
+        self.cached_read += _count(usage.get("cache_read_input_tokens"))
+        self.cached_write += _count(usage.get("cache_creation_input_tokens"))
+
+    def to_wire(self) -> dict[str, int]:
+        """The ACP ``Usage`` object (camelCase keys)."""
+        total = self.input + self.output + self.cached_read + self.cached_write
+        return {
+            "totalTokens": total,
+            "inputTokens": self.input,
+            "outputTokens": self.output,
+            "cachedReadTokens": self.cached_read,
+            "cachedWriteTokens": self.cached_write,
+        }
+
+
+def _context(usage: Mapping[str, Any]) -> int:
+    """Tokens in context after a message: its input (cached or not) and output."""
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(_count(usage.get(k)) for k in keys)
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+class _Tool:
+    __slots__ = ("announced", "input", "name", "refused", "running")
+
+    def __init__(self, name: str, tool_input: Mapping[str, Any]) -> None:
+        self.name = name
+        self.input = tool_input
+        self.announced = False
+        self.running = False
+        self.refused = False  # its permission was denied: it never ran
+
+
+class StreamRenderer:
+    """One session's rendering of Claude Code's messages as ACP updates (see the module).
+
+    Args:
+        cwd: the session's working directory (titles show paths relative to it).
+    """
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self._streamed = {_TEXT: "", _THOUGHT: ""}  # top-level deltas not yet consolidated
+        self._tools: OrderedDict[str, _Tool] = OrderedDict()
+        self._last_context: int | None = None  # tokens in context after the last top-level answer
+        self._stream_usage: dict[str, Any] = {}  # the streamed top-level message's usage so far
+        self._window: int | None = None
+        self.turn_usage = TurnUsage()
+
+    # -------------------------------------------------------------- turns
+
+    def start_turn(self) -> None:
+        """A prompt starts: its usage is counted from zero; stale streamed text and the tool uses
+        of an earlier (cancelled) turn are dropped."""
+        self.turn_usage = TurnUsage()
+        self._streamed = {_TEXT: "", _THOUGHT: ""}
+        self._tools.clear()
+
+    # -------------------------------------------------------------- messages
+
+    def stream_event(self, message: object) -> list[dict[str, Any]]:
+        """A ``StreamEvent``: text and thinking deltas of the top-level stream as chunks, and the
+        start of a tool use as its ``tool_call``."""
+        event = getattr(message, "event", None)
+        if not isinstance(event, Mapping):
+            return []
+        kind = event.get("type")
+        top = getattr(message, "parent_tool_use_id", None) is None
+        if kind == "message_start" and top:
+            # A new message: what streamed before and never consolidated (a cancelled or cut
+            # stream) must not be matched against this one.
+            self._streamed = {_TEXT: "", _THOUGHT: ""}
+            started = event.get("message")
+            self._stream_usage = dict(started.get("usage") or {}) if isinstance(started, Mapping) else {}
+            if self._stream_usage:
+                self._last_context = _context(self._stream_usage)
+            return []
+        if kind == "message_delta" and top:
+            # The final counts of the streamed message (the consolidated message repeats
+            # ``message_start``'s, whose output count is the first token's).
+            usage = event.get("usage")
+            if isinstance(usage, Mapping):
+                self._stream_usage.update(usage)
+                self._last_context = _context(self._stream_usage)
+            return []
+        if kind == "content_block_start":
+            # A tool use starts streaming: announced at once (its input is still empty), refined
+            # when the consolidated message brings the whole input (as the reference does).
+            block = event.get("content_block")
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                tool_id, name = block.get("id"), block.get("name")
+                if isinstance(tool_id, str) and tool_id and isinstance(name, str) and name != "TodoWrite":
+                    update = self.ensure_tool_call(tool_id, name, {})
+                    return [] if update is None else [update]
+            return []
+        if kind != "content_block_delta" or getattr(message, "parent_tool_use_id", None) is not None:
+            return []
+        delta = event.get("delta")
+        if not isinstance(delta, Mapping):
+            return []
+        if delta.get("type") == "text_delta":
+            target, text = _TEXT, delta.get("text")
+        elif delta.get("type") == "thinking_delta":
+            target, text = _THOUGHT, delta.get("thinking")
+        else:
+            return []
+        if not isinstance(text, str) or not text:
+            return []
+        kept = self._streamed[target]
+        if len(kept) < MAX_STREAMED_CHARS:
+            self._streamed[target] = kept + text
+        return [chunk(target, text)]
+
+    def assistant(self, message: object) -> tuple[list[dict[str, Any]], bool]:
+        """An ``AssistantMessage``: the updates to send before the ledger sees it (a remainder
+        that did not stream, tool calls, a plan) and whether its text was already shown."""
+        top = getattr(message, "parent_tool_use_id", None) is None
+        content = getattr(message, "content", None)
+        blocks = content if isinstance(content, list) else []
+        updates: list[dict[str, Any]] = []
+        shown = False
+        if top:
+            text = "".join(b.text for b in blocks if _kind(b) == "text" and isinstance(getattr(b, "text", None), str))
+            thinking = "".join(
+                b.thinking for b in blocks if _kind(b) == "thinking" and isinstance(getattr(b, "thinking", None), str)
+            )
+            if thinking:
+                rest = self._consume(_THOUGHT, thinking)
+                if rest:
+                    updates.append(chunk(_THOUGHT, rest))
+            if text and self._streamed[_TEXT]:
+                rest = self._consume(_TEXT, text)
+                if rest is not None:
+                    shown = True
+                    if rest:
+                        updates.append(chunk(_TEXT, rest))
+            usage = getattr(message, "usage", None)
+            # A streamed message's counts come from its stream (``message_delta`` has the final
+            # ones; the consolidated message repeats ``message_start``'s).
+            synthetic = getattr(message, "model", None) == "<synthetic>"
+            if isinstance(usage, Mapping) and not synthetic and not self._stream_usage:
+                self._last_context = _context(usage)
+        for block in blocks:
+            if _kind(block) != "tool_use":
+                continue
+            tool_id, name, tool_input = _tool_use(block)
+            if tool_id is None:
+                continue
+            update = self.ensure_tool_call(tool_id, name, tool_input)
+            if update is not None:
+                updates.append(update)
+        return updates, shown
+
+    def user(self, message: object) -> list[dict[str, Any]]:
+        """A ``UserMessage``: every ``tool_result`` block ends its tool call."""
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            return []
+        structured = getattr(message, "tool_use_result", None)
+        results = [b for b in content if _kind(b) == "tool_result"]
+        updates: list[dict[str, Any]] = []
+        for block in results:
+            tool_id = getattr(block, "tool_use_id", None)
+            if not isinstance(tool_id, str) or not tool_id:
+                continue
+            tool = self._tools.pop(tool_id, None)
+            if tool is not None and tool.name == "TodoWrite":
+                continue  # shown as the plan
+            name = tool.name if tool is not None else ""
+            tool_input: Mapping[str, Any] = tool.input if tool is not None else {}
+            if tool is None or not (tool.running or tool.refused):
+                updates.append(tool_calls.tool_call_progress(tool_id, "in_progress"))
+            updates.append(
+                tool_calls.tool_call_result(
+                    tool_id,
+                    name,
+                    tool_input,
+                    getattr(block, "content", None),
+                    is_error=getattr(block, "is_error", None) is True,
+                    structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
+                    cwd=self.cwd,
+                )
+            )
+        return updates
+
+    def result(self, message: object) -> list[dict[str, Any]]:
+        """A ``ResultMessage``: counts the turn's usage; one ``usage_update`` when known."""
+        self.turn_usage.add(getattr(message, "usage", None))
+        model_usage = getattr(message, "model_usage", None)
+        if isinstance(model_usage, Mapping):
+            windows = [_count(v.get("contextWindow")) for v in model_usage.values() if isinstance(v, Mapping)]
+            if windows and max(windows) > 0:
+                self._window = max(windows)
+        if self._last_context is None or self._window is None:
+            return []
+        update: dict[str, Any] = {
+            "sessionUpdate": "usage_update",
+            "used": self._last_context,
+            "size": self._window,
+        }
+        cost = getattr(message, "total_cost_usd", None)
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+            update["cost"] = {"amount": float(cost), "currency": "USD"}
+        return [update]
+
+    # -------------------------------------------------------------- tool calls
+
+    def ensure_tool_call(self, tool_id: str, name: str, tool_input: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The update announcing tool use ``tool_id`` (a ``tool_call``, or a ``plan`` for
+        ``TodoWrite``), or None when it was announced already."""
+        tool = self._tools.get(tool_id)
+        if tool is None:
+            tool = _Tool(name, tool_input)
+            self._tools[tool_id] = tool
+            while len(self._tools) > MAX_TOOLS:
+                self._tools.popitem(last=False)
+        elif tool_input and not tool.input:
+            # Announced while its input streamed: the whole input refines it (once).
+            tool.input = tool_input
+            if tool.announced:
+                refined = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+                refined["sessionUpdate"] = "tool_call_update"
+                refined.pop("status", None)
+                return refined
+        if tool.announced:
+            return None
+        tool.announced = True
+        if name == "TodoWrite":
+            return tool_calls.plan_update(tool_input)
+        return tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+
+    def mark_running(self, tool_id: str) -> dict[str, Any] | None:
+        """The ``in_progress`` update of an allowed tool call (None when already sent or unknown)."""
+        tool = self._tools.get(tool_id)
+        if tool is None or tool.running or tool.name == "TodoWrite":
+            return None
+        tool.running = True
+        return tool_calls.tool_call_progress(tool_id, "in_progress")
+
+    def close_open_tools(self) -> list[dict[str, Any]]:
+        """The turn is over (its result arrived, or Claude Code is gone): every tool call announced
+        and never ended is ``failed`` (a client would show it running forever), then forgotten."""
+        updates = [
+            tool_calls.tool_call_progress(tool_id, "failed")
+            for tool_id, tool in self._tools.items()
+            if tool.announced and tool.name != "TodoWrite"
+        ]
+        self._tools.clear()
+        return updates
+
+    def mark_refused(self, tool_id: str) -> None:
+        """The tool's permission was denied: its result is not preceded by ``in_progress``."""
+        tool = self._tools.get(tool_id)
+        if tool is not None:
+            tool.refused = True
+
+    @property
+    def tools_remembered(self) -> int:
+        return len(self._tools)
+
+    # -------------------------------------------------------------- internals
+
+    def _consume(self, kind: str, consolidated: str) -> str | None:
+        """The part of ``consolidated`` that did not stream (``""``: all of it did); None when
+        what streamed does not match it (then nothing streamed is taken as its)."""
+        streamed = self._streamed[kind]
+        if streamed.startswith(consolidated):
+            self._streamed[kind] = streamed[len(consolidated) :]
+            return ""
+        if consolidated.startswith(streamed):
+            self._streamed[kind] = ""
+            return consolidated[len(streamed) :]
+        self._streamed[kind] = ""
+        return None if kind == _TEXT else consolidated
+
+
+def _kind(block: object) -> str | None:
+    """The content block's type, from the SDK's class name (``TextBlock`` -> ``text``)."""
+    name = type(block).__name__
+    if name == "TextBlock":
+        return "text"
+    if name == "ThinkingBlock":
+        return "thinking"
+    if name == "ToolUseBlock":
+        return "tool_use"
+    if name == "ToolResultBlock":
+        return "tool_result"
+    if isinstance(block, Mapping):
+        kind = block.get("type")
+        return kind if isinstance(kind, str) else None
+    return None
+
+
+def _tool_use(block: object) -> tuple[str | None, str, Mapping[str, Any]]:
+    tool_id = getattr(block, "id", None)
+    name = getattr(block, "name", None)
+    tool_input = getattr(block, "input", None)
+    return (
+        tool_id if isinstance(tool_id, str) and tool_id else None,
+        name if isinstance(name, str) else "",
+        tool_input if isinstance(tool_input, Mapping) else {},
+    )

@@ -1,0 +1,427 @@
+"""The agent's coding-turn pieces without processes: :class:`lifecycle.agent.stream.StreamRenderer`
+(streamed chunks, nothing shown twice, tool calls announced once, results, plan, usage) and
+:class:`lifecycle.agent.permissions.PermissionBroker` (every answer a client can give, withdrawal),
+on the real ``claude_agent_sdk`` message classes and a real :class:`lifecycle.ledger.SessionLedger`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from acp import RequestError
+from acp.schema import RequestPermissionResponse
+from claude_agent_sdk import (
+    AssistantMessage,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    PermissionUpdate,
+    ResultMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolPermissionContext,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from claude_agent_sdk.types import PermissionRuleValue, StreamEvent
+
+from lifecycle.agent.permissions import DENIED_MESSAGE, WITHDRAWN_MESSAGE, PermissionBroker
+from lifecycle.agent.stream import MAX_TOOLS, StreamRenderer
+from lifecycle.events import Cancelled, Event, PromptStarted, QueryError
+from lifecycle.ledger import SessionLedger
+
+MODEL = "claude-sonnet-4-5"
+
+
+def delta(kind: str, text: str, index: int = 0, parent: str | None = None) -> StreamEvent:
+    key = "text" if kind == "text_delta" else "thinking"
+    event = {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: text}}
+    return StreamEvent(uuid="u", session_id="s", event=event, parent_tool_use_id=parent)
+
+
+def start_tool(tool_id: str, name: str) -> StreamEvent:
+    event = {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "tool_use", "id": tool_id, "name": name},
+    }
+    return StreamEvent(uuid="u", session_id="s", event=event)
+
+
+def assistant(*blocks: Any, parent: str | None = None, model: str = MODEL) -> AssistantMessage:
+    return AssistantMessage(content=list(blocks), model=model, parent_tool_use_id=parent)
+
+
+def result_message(**fields: Any) -> ResultMessage:
+    base: dict[str, Any] = dict(
+        subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s"
+    )
+    return ResultMessage(**{**base, **fields})
+
+
+# ------------------------------------------------------------------ the renderer
+
+
+def test_deltas_are_chunks_and_the_consolidated_text_is_not_shown_again() -> None:
+    r = StreamRenderer("/p")
+    out = [u for d in ("Hel", "lo") for u in r.stream_event(delta("text_delta", d))]
+    assert out == [
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hel"}},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "lo"}},
+    ]
+    updates, shown = r.assistant(assistant(TextBlock("Hello")))
+    assert (updates, shown) == ([], True)
+
+
+def test_a_remainder_that_did_not_stream_is_sent_once() -> None:
+    r = StreamRenderer("/p")
+    r.stream_event(delta("text_delta", "Hel"))
+    updates, shown = r.assistant(assistant(TextBlock("Hello")))
+    assert shown is True
+    assert updates == [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "lo"}}]
+
+
+def test_a_message_that_never_streamed_goes_to_the_ledger_untouched() -> None:
+    r = StreamRenderer("/p")
+    updates, shown = r.assistant(assistant(TextBlock("API Error: 500"), model="<synthetic>"))
+    assert (updates, shown) == ([], False)
+
+
+def test_streamed_text_that_does_not_match_is_not_taken_for_the_message() -> None:
+    r = StreamRenderer("/p")
+    r.stream_event(delta("text_delta", "Something else"))
+    assert r.assistant(assistant(TextBlock("Hello"))) == ([], False)
+
+
+def test_thinking_streams_as_thought_chunks_and_is_never_repeated() -> None:
+    r = StreamRenderer("/p")
+    assert r.stream_event(delta("thinking_delta", "Let me")) == [
+        {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "Let me"}}
+    ]
+    updates, _ = r.assistant(assistant(ThinkingBlock("Let me think", "sig")))
+    assert updates == [{"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": " think"}}]
+
+
+def test_subagent_text_stays_internal_but_a_new_message_resets_the_top_level_only() -> None:
+    r = StreamRenderer("/p")
+    assert r.stream_event(delta("text_delta", "inner", parent="toolu_task")) == []
+    assert r.assistant(assistant(TextBlock("inner"), parent="toolu_task")) == ([], False)
+
+
+def test_a_tool_use_is_announced_at_its_start_and_refined_once_by_the_whole_input() -> None:
+    r = StreamRenderer("/p")
+    (start,) = r.stream_event(start_tool("toolu_1", "Write"))
+    assert start["sessionUpdate"] == "tool_call"
+    assert (start["toolCallId"], start["status"], start["kind"]) == ("toolu_1", "pending", "edit")
+    block = ToolUseBlock("toolu_1", "Write", {"file_path": "/p/new.txt", "content": "hi"})
+    (refined,), _ = r.assistant(assistant(block))
+    assert refined["sessionUpdate"] == "tool_call_update"
+    assert "status" not in refined
+    assert refined["title"] == "Write new.txt"
+    assert refined["content"] == [{"type": "diff", "path": "/p/new.txt", "oldText": None, "newText": "hi"}]
+    assert r.assistant(assistant(block)) == ([], False)  # the same block again announces nothing
+
+
+def test_todowrite_is_the_plan_and_its_result_shows_nothing() -> None:
+    r = StreamRenderer("/p")
+    todos = {"todos": [{"content": "Do it", "status": "pending", "activeForm": "Doing it"}]}
+    (plan,), _ = r.assistant(assistant(ToolUseBlock("toolu_t", "TodoWrite", todos)))
+    assert plan == {
+        "sessionUpdate": "plan",
+        "entries": [{"content": "Do it", "status": "pending", "priority": "medium"}],
+    }
+    assert r.user(UserMessage(content=[ToolResultBlock("toolu_t", "ok")])) == []
+
+
+def test_a_result_ends_its_tool_call_in_progress_then_completed_or_failed() -> None:
+    r = StreamRenderer("/p")
+    r.assistant(assistant(ToolUseBlock("toolu_b", "Bash", {"command": "echo hi"})))
+    running, done = r.user(UserMessage(content=[ToolResultBlock("toolu_b", "hi")]))
+    assert running == {"sessionUpdate": "tool_call_update", "toolCallId": "toolu_b", "status": "in_progress"}
+    assert (done["status"], done["content"][0]["content"]["text"]) == ("completed", "```console\nhi\n```")
+    r.assistant(assistant(ToolUseBlock("toolu_w", "Write", {"file_path": "/p/x", "content": "x"})))
+    r.mark_refused("toolu_w")
+    (failed,) = r.user(UserMessage(content=[ToolResultBlock("toolu_w", "User refused permission", is_error=True)]))
+    assert failed["status"] == "failed"
+
+
+def test_an_allowed_tool_says_in_progress_once() -> None:
+    r = StreamRenderer("/p")
+    r.assistant(assistant(ToolUseBlock("toolu_b", "Bash", {"command": "ls"})))
+    assert r.mark_running("toolu_b") == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "toolu_b",
+        "status": "in_progress",
+    }
+    assert r.mark_running("toolu_b") is None
+    (done,) = r.user(UserMessage(content=[ToolResultBlock("toolu_b", "a")]))
+    assert done["status"] == "completed"
+
+
+def test_remembered_tool_uses_are_bounded() -> None:
+    r = StreamRenderer("/p")
+    for i in range(MAX_TOOLS + 50):
+        r.assistant(assistant(ToolUseBlock(f"toolu_{i}", "Bash", {"command": "ls"})))
+    assert r.tools_remembered == MAX_TOOLS
+    # A forgotten tool use's result is still rendered (generically), never dropped.
+    updates = r.user(UserMessage(content=[ToolResultBlock("toolu_0", "out")]))
+    assert [u["status"] for u in updates] == ["in_progress", "completed"]
+
+
+def test_usage_of_the_turn_and_the_context_after_the_last_answer() -> None:
+    r = StreamRenderer("/p")
+    r.start_turn()
+    message = assistant(TextBlock("x"))
+    message.usage = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5}
+    r.assistant(message)
+    result = result_message(
+        total_cost_usd=0.25,
+        usage={"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5},
+        model_usage={MODEL: {"contextWindow": 200000}},
+    )
+    assert r.result(result) == [
+        {"sessionUpdate": "usage_update", "used": 125, "size": 200000, "cost": {"amount": 0.25, "currency": "USD"}}
+    ]
+    assert r.turn_usage.to_wire() == {
+        "totalTokens": 125,
+        "inputTokens": 100,
+        "outputTokens": 20,
+        "cachedReadTokens": 5,
+        "cachedWriteTokens": 0,
+    }
+
+
+# ------------------------------------------------------------------ the broker
+
+
+class FakeSession:
+    """A session around a real ledger (capable client); ``show`` records, ``cancel`` is counted."""
+
+    def __init__(self) -> None:
+        self.id = "s1"
+        self.ledger = SessionLedger("s1", negotiated=True, epoch="e")
+        self.renderer = StreamRenderer("/p")
+        self.shown: list[dict[str, Any]] = []
+        self.cancels = 0
+
+    async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
+        accepted = self.ledger.process(event, lambda out: None)
+        return accepted
+
+    def question_open(self, tool_use_id: str) -> bool:
+        return self.ledger.question_open(tool_use_id)
+
+    async def show(self, updates: list[dict[str, Any]]) -> None:
+        self.shown.extend(updates)
+
+    def tool_call_for_question(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any]:
+        return {"toolCallId": tool_use_id, "title": name, "rawInput": dict(tool_input)}
+
+    def announce_tool_call(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any] | None:
+        return self.renderer.ensure_tool_call(tool_use_id, name, tool_input)
+
+    def tool_running(self, tool_use_id: str) -> dict[str, Any] | None:
+        return self.renderer.mark_running(tool_use_id)
+
+    def tool_refused(self, tool_use_id: str) -> None:
+        self.renderer.mark_refused(tool_use_id)
+
+    async def cancel(self) -> None:
+        self.cancels += 1
+        await self.feed(Cancelled())
+
+
+class FakeConn:
+    """The client: answers each question with the next of ``answers`` (a dict, an exception, or
+    ``"hang"``)."""
+
+    def __init__(self, *answers: Any) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, Any, list[Any]]] = []
+        self.notifications: list[tuple[str, Any]] = []
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kw: Any) -> Any:
+        self.asked.append((session_id, tool_call, options))
+        answer = self.answers.pop(0)
+        if answer == "hang":
+            await asyncio.sleep(3600)
+        if isinstance(answer, Exception):
+            raise answer
+        return RequestPermissionResponse.model_validate(answer)
+
+    async def notify(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+
+
+def selected(option: str) -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": option}}
+
+
+def context(tool_id: str, suggestions: list[PermissionUpdate] | None = None) -> ToolPermissionContext:
+    return ToolPermissionContext(tool_use_id=tool_id, suggestions=suggestions or [])
+
+
+def in_turn(*answers: Any) -> tuple[FakeSession, FakeConn, PermissionBroker]:
+    session = FakeSession()
+    session.ledger.process(PromptStarted(turn_id="t1"), lambda out: None)
+    conn = FakeConn(*answers)
+    return session, conn, PermissionBroker(session, conn)  # type: ignore[arg-type]
+
+
+WRITE = {"file_path": "/p/a.txt", "content": "a"}
+
+
+def ask(broker: PermissionBroker, tool_id: str = "toolu_1", name: str = "Write", inp: Any = None, **kw: Any) -> Any:
+    return broker.can_use_tool(name, dict(inp or WRITE), context(tool_id, **kw))
+
+
+def test_allow_once_allows_this_use_only_and_says_the_tool_runs() -> None:
+    async def go() -> None:
+        session, conn, broker = in_turn(selected("allow-once"), selected("reject"))
+        result = await ask(broker)
+        assert isinstance(result, PermissionResultAllow)
+        assert result.updated_input == WRITE
+        assert {"sessionUpdate": "tool_call_update", "toolCallId": "toolu_1", "status": "in_progress"} in session.shown
+        _, tool_call, options = conn.asked[0]
+        assert tool_call.tool_call_id == "toolu_1"
+        assert [(o.option_id, o.kind) for o in options] == [
+            ("allow-once", "allow_once"),
+            ("allow-with-updates", "allow_always"),
+            ("reject", "reject_once"),
+        ]
+        # The tool call was announced before the question.
+        assert session.shown[0]["sessionUpdate"] == "tool_call"
+        again = await ask(broker, "toolu_2")
+        assert isinstance(again, PermissionResultDeny)
+        assert len(conn.asked) == 2
+        assert not session.ledger.question_open("toolu_1")
+
+    asyncio.run(go())
+
+
+def test_allow_always_is_not_asked_again_and_gives_claude_session_rules() -> None:
+    async def go() -> None:
+        suggestion = PermissionUpdate(
+            type="addRules",
+            rules=[PermissionRuleValue(tool_name="Edit")],
+            behavior="allow",
+            destination="localSettings",
+        )
+        _, conn, broker = in_turn(selected("allow-with-updates"))
+        result = await ask(broker, suggestions=[suggestion])
+        assert isinstance(result, PermissionResultAllow)
+        assert result.updated_permissions is not None
+        assert [u.to_dict() for u in result.updated_permissions] == [
+            {"type": "addRules", "destination": "session", "rules": [{"toolName": "Edit"}], "behavior": "allow"}
+        ]
+        second = await ask(broker, "toolu_2", inp={"file_path": "/p/b.txt", "content": "b"})
+        assert isinstance(second, PermissionResultAllow)
+        assert len(conn.asked) == 1
+        # A Bash command is another rule: asked.
+        conn.answers.append(selected("reject"))
+        third = await ask(broker, "toolu_3", name="Bash", inp={"command": "rm -rf x"})
+        assert isinstance(third, PermissionResultDeny)
+        assert len(conn.asked) == 2
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        selected("reject"),
+        selected("allow-everything"),
+        {"outcome": {"outcome": "selected"}},
+        {"outcome": "yes"},
+        RequestError.internal_error({"details": "boom"}),
+        ConnectionError("the client is gone"),
+    ],
+    ids=["reject", "unknown-option", "no-option", "malformed", "error-reply", "client-gone"],
+)
+def test_every_other_answer_denies_and_the_turn_goes_on(answer: Any) -> None:
+    async def go() -> None:
+        session, _, broker = in_turn(answer)
+        result = await ask(broker)
+        assert isinstance(result, PermissionResultDeny)
+        assert result.interrupt is False
+        if answer == selected("reject"):
+            assert result.message == DENIED_MESSAGE
+        assert session.cancels == 0
+        assert session.ledger.flow == "running"
+        assert not any(u.get("status") == "in_progress" for u in session.shown)
+
+    asyncio.run(go())
+
+
+def test_a_cancelled_answer_cancels_the_turn() -> None:
+    async def go() -> None:
+        session, _, broker = in_turn({"outcome": {"outcome": "cancelled"}})
+        result = await ask(broker)
+        assert isinstance(result, PermissionResultDeny)
+        assert (result.message, result.interrupt) == (WITHDRAWN_MESSAGE, True)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        assert session.cancels == 1
+        assert session.ledger.flow == "cancelled"
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("ending", [Cancelled(), QueryError(message="boom")], ids=["cancel", "runtime-lost"])
+def test_a_question_open_when_the_turn_ends_is_withdrawn_and_never_allowed(ending: Event) -> None:
+    async def go() -> None:
+        session, conn, broker = in_turn("hang")
+        task = asyncio.ensure_future(ask(broker))
+        while not conn.asked:
+            await asyncio.sleep(0)
+        broker.saw_request(7, "toolu_1")
+        await session.feed(ending)
+        assert not session.ledger.question_open("toolu_1")
+        await broker.withdraw(conn.notify)
+        result = await asyncio.wait_for(task, 5)
+        assert isinstance(result, PermissionResultDeny)
+        assert result.interrupt is True
+        assert conn.notifications == [("$/cancel_request", {"requestId": 7})]
+        assert broker.open_requests == 0
+
+    asyncio.run(go())
+
+
+def test_a_question_outside_a_turn_is_refused_without_asking() -> None:
+    async def go() -> None:
+        session = FakeSession()
+        conn = FakeConn(selected("allow-once"))
+        broker = PermissionBroker(session, conn)  # type: ignore[arg-type]
+        result = await ask(broker)
+        assert isinstance(result, PermissionResultDeny)
+        assert conn.asked == []
+
+    asyncio.run(go())
+
+
+def test_tool_calls_left_open_at_the_end_of_the_turn_fail_and_are_forgotten() -> None:
+    r = StreamRenderer("/p")
+    r.stream_event(start_tool("toolu_cut", "Write"))
+    r.assistant(assistant(ToolUseBlock("toolu_done", "Bash", {"command": "ls"})))
+    r.user(UserMessage(content=[ToolResultBlock("toolu_done", "a")]))
+    r.assistant(assistant(ToolUseBlock("toolu_t", "TodoWrite", {"todos": []})))
+    assert r.close_open_tools() == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "toolu_cut", "status": "failed"}
+    ]
+    assert r.close_open_tools() == []
+    assert r.tools_remembered == 0
+
+
+def test_the_context_used_is_the_streamed_messages_final_count() -> None:
+    r = StreamRenderer("/p")
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 12, "output_tokens": 1}}}
+    final = {"type": "message_delta", "usage": {"input_tokens": 12, "output_tokens": 9}}
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=start))
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=final))
+    message = assistant(TextBlock("x"))
+    message.usage = {"input_tokens": 12, "output_tokens": 1}  # what the consolidated message repeats
+    r.assistant(message)
+    result = result_message(model_usage={MODEL: {"contextWindow": 1000}})
+    assert r.result(result) == [{"sessionUpdate": "usage_update", "used": 21, "size": 1000}]
