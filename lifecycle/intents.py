@@ -102,7 +102,8 @@ def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str
     """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
 
     Authentication: ``-32000 "Authentication required"`` with no data. Anything else: ``-32603``
-    with ``"Internal error: <Claude's text>"`` (redacted: ``shown``) and ``data: {"errorKind": K}``
+    with ``"Internal error: <Claude's text>"`` (redacted: ``shown``; an error result's text is
+    :func:`~lifecycle.titles.legacy_result_text`'s) and ``data: {"errorKind": K}``
     when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
     reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
     """

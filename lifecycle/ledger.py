@@ -86,6 +86,7 @@ from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_e
 from .redaction import redact
 from .titles import (
     claude_text,
+    legacy_result_text,
     present,
     refusal_fallback_notice,
     refusal_fallback_record,
@@ -481,7 +482,8 @@ class SessionLedger:
                 self._settle_held(turn, ev)
             elif effect == "settle_result_error":
                 cond = classify_result(ev.subtype, ev.terminal_reason)
-                self._settle(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result")
+                legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)
+                self._settle(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result", legacy_text=legacy)
             else:
                 self._unknown_effect(effect, event)
 
@@ -693,11 +695,24 @@ class SessionLedger:
 
     # ------------------------------------------------------------------ helpers
 
-    def _settle(self, turn: _Turn, cond: Condition, text: str, fallback_key: str, kind: str | None = None) -> None:
+    def _settle(
+        self,
+        turn: _Turn,
+        cond: Condition,
+        text: str,
+        fallback_key: str,
+        kind: str | None = None,
+        *,
+        legacy_text: str | None = None,
+    ) -> None:
         """Settle ``turn`` with a failure: the record on its ``PromptResponse``, or the legacy error.
 
         ``kind``: the SDK error kind Claude's failure came with (a legacy client's ``errorKind``).
+        ``legacy_text``: what the legacy error says instead of ``text``, where the reference adapter
+        composes it differently (an error result: :func:`~lifecycle.titles.legacy_result_text`).
         """
+        if not self._negotiated:
+            text = text if legacy_text is None else legacy_text
         title, details = present(text, fallback_key)
         if self._negotiated:
             self._outbox.append(
@@ -725,7 +740,10 @@ class SessionLedger:
         if cond.key == "invalid_request" and result.terminal_reason == "prompt_too_long":
             cond = CONDITIONS["context_limit"]
         cond = refine_terminal(cond, result.api_error_status, turn.no_response)
-        self._settle(turn, cond, claude_text(text, result.result, list(result.errors)), "error_result", kind)
+        legacy = claude_text(text) or legacy_result_text(result.subtype, result.result, result.errors)
+        self._settle(
+            turn, cond, claude_text(text, result.result, list(result.errors)), "error_result", kind, legacy_text=legacy
+        )
 
     def _unknown_effect(self, effect: str, event: str) -> None:
         # A SessionFlow action the ledger does not perform: the machine and the ledger disagree.

@@ -29,7 +29,7 @@ title is then the text cut at a sentence (or word) boundary. Otherwise ``details
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
@@ -40,6 +40,7 @@ __all__ = [
     "NOTICE_TITLE_LIMIT",
     "TITLE_LIMIT",
     "claude_text",
+    "legacy_result_text",
     "present",
     "refusal_fallback_notice",
     "refusal_fallback_record",
@@ -183,6 +184,27 @@ def claude_text(*candidates: object) -> str:
             if parts:
                 return "; ".join(parts)
     return ""
+
+
+def legacy_result_text(subtype: str | None, result: str | None, errors: Sequence[str]) -> str:
+    """The text a legacy client's ``"Internal error: <text>"`` carries for an error result,
+    exactly as the reference adapter composes it (dist/acp-agent.js, the ``result`` switch):
+
+    * a ``success`` result: its ``result`` text (``""``: the message is ``"Internal error"``);
+    * any other subtype: its ``errors`` joined with ``", "``, or, when that is empty, the
+      subtype's name (``message.errors.join(", ") || message.subtype``): an
+      ``error_during_execution`` result without errors is ``"Internal error:
+      error_during_execution"``;
+    * no subtype at all (a garbled result the reference never sees): its ``result`` text, else its
+      ``errors`` joined with ``", "``.
+
+    Only the legacy error uses this; a record's title is :func:`claude_text`'s.
+    """
+    if subtype == "success":
+        return result or ""
+    if subtype is None:
+        return result or ", ".join(errors)
+    return ", ".join(errors) or subtype
 
 
 def _int(value: object) -> int | None:

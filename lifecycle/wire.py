@@ -70,7 +70,9 @@ class SessionFailure(BaseModel):
     """One revision of one incident, exactly the spec's fields.
 
     ``revision`` is a strict positive ``int`` (``True`` is rejected), ``id`` a non-empty string,
-    ``actions`` an ordered tuple without duplicates. ``details`` is omitted on the wire when absent.
+    ``actions`` an ordered tuple without duplicates. Every field but ``details`` is required, as in
+    the spec's table (``actions`` too: a record without it is malformed, and an empty list is how
+    a record says it recommends nothing). ``details`` is omitted on the wire when absent.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False, defer_build=True)
@@ -81,7 +83,7 @@ class SessionFailure(BaseModel):
     severity: Severity
     title: StrictStr
     details: StrictStr | None = None
-    actions: tuple[Action, ...] = ()
+    actions: tuple[Action, ...]
 
     @field_validator("actions")
     @classmethod
@@ -148,8 +150,8 @@ def read_record(meta: object) -> SessionFailure | None:
     """Read the record a carrier's ``_meta`` holds, for a client.
 
     Returns ``None`` when there is no record (or ``_meta`` is not an object). Raises
-    :class:`~lifecycle.errors.MalformedRecordError` when a record is present but invalid, or does
-    not sit next to ``version: 1``.
+    :class:`~lifecycle.errors.MalformedRecordError` when a record is present but invalid (a
+    required field missing, ``actions`` included), or does not sit next to ``version: 1``.
     """
     air = air_of(meta)
     if air is None or "sessionFailure" not in air:
@@ -164,7 +166,8 @@ def read_record(meta: object) -> SessionFailure | None:
 
 
 def record_json_schema() -> dict[str, Any]:
-    """JSON Schema of the record (``lifecycle schema``)."""
+    """JSON Schema of the record (``lifecycle schema``): ``required`` is the spec's required fields,
+    ``id``, ``revision``, ``category``, ``severity``, ``title``, ``actions``."""
     schema = SessionFailure.model_json_schema(mode="serialization")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "sessionFailure"

@@ -262,7 +262,9 @@ def test_prompt_response_record_keeps_the_quota_key() -> None:
 
 
 def test_attach_to_response_and_with_meta_never_clobber() -> None:
-    record = SessionFailure(id="t:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title=LIMIT)
+    record = SessionFailure(
+        id="t:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title=LIMIT, actions=()
+    )
     base = PromptResponse(stop_reason="max_tokens", field_meta={"quota": {"left": 1}, "jetbrains": {"x": 1}})
     attached = attach_to_response(base, record)
     assert attached.stop_reason == "end_turn"
@@ -309,7 +311,9 @@ def test_attached_response_survives_the_wire() -> None:
 
 
 def test_session_info_update_meta_survives_both_models() -> None:
-    record = SessionFailure(id="s:e:1", revision=1, category=Category.CONNECTION, severity=Severity.ERROR, title="lost")
+    record = SessionFailure(
+        id="s:e:1", revision=1, category=Category.CONNECTION, severity=Severity.ERROR, title="lost", actions=()
+    )
     future = {"nested": [1, None, True]}
 
     class Sender(GlueAgent):

@@ -425,3 +425,14 @@ def test_the_context_used_is_the_streamed_messages_final_count() -> None:
     r.assistant(message)
     result = result_message(model_usage={MODEL: {"contextWindow": 1000}})
     assert r.result(result) == [{"sessionUpdate": "usage_update", "used": 21, "size": 1000}]
+
+
+def test_a_tool_claude_code_refused_to_run_never_says_in_progress() -> None:
+    r = StreamRenderer("/p")
+    r.assistant(assistant(ToolUseBlock("toolu_nb", "NotebookEdit", {"notebook_path": "/p/n.ipynb", "new_source": "x"})))
+    error = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+    (failed,) = r.user(UserMessage(content=[ToolResultBlock("toolu_nb", error, is_error=True)]))
+    assert failed["status"] == "failed"
+    r.assistant(assistant(ToolUseBlock("toolu_x", "Bash", {"command": "exit 3"})))
+    running, failed = r.user(UserMessage(content=[ToolResultBlock("toolu_x", "Exit code 3", is_error=True)]))
+    assert (running["status"], failed["status"]) == ("in_progress", "failed")

@@ -708,6 +708,50 @@ def test_legacy_failures_forward_claudes_text_then_the_json_rpc_error() -> None:
     assert got == [legacy_error("t1", -32603, "Internal error: Reached maximum number of turns (2)")]
 
 
+def test_a_legacy_execution_error_joins_its_errors_with_a_comma() -> None:
+    # Issue 21 item 4: the reference's `message.errors.join(", ")` (dist/acp-agent.js:5544).
+    two = ("Tool execution failed", "Hook blocked the write")
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True, errors=two))
+    assert got == [legacy_error("t1", -32603, "Internal error: Tool execution failed, Hook blocked the write")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_max_turns", is_error=True, errors=two))
+    assert got == [legacy_error("t1", -32603, "Internal error: Tool execution failed, Hook blocked the write")]
+    # A held assistant failure without text: the result's errors, joined the same way, with its kind.
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
+               Result(subtype="error_during_execution", is_error=True, errors=two))
+    assert got == [legacy_error("t1", -32603, "Internal error: Tool execution failed, Hook blocked the write",
+                                "overloaded")]
+    # A capable client's title is unchanged: Claude's text in the spec's precedence.
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True, errors=two))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error",
+                                       "Tool execution failed; Hook blocked the write", ["retry"]))]
+
+
+def test_a_legacy_error_result_without_text_names_its_subtype() -> None:
+    # Issue 21 item 5: `errors.join(", ") || message.subtype` (dist/acp-agent.js:5544-5566).
+    for subtype in ("error_during_execution", "error_max_turns", "error_max_budget_usd",
+                    "error_max_structured_output_retries"):
+        s = Session(negotiated=False)
+        got = wire(s, PromptStarted(turn_id="t1"), Result(subtype=subtype, is_error=True))
+        assert got == [legacy_error("t1", -32603, f"Internal error: {subtype}")]
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
+               Result(subtype="error_during_execution", is_error=True))
+    assert got == [legacy_error("t1", -32603, "Internal error: error_during_execution", "overloaded")]
+    # A success result with no text: the reference passes its empty text, so the message is bare.
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="success", is_error=True, result=""))
+    assert got == [legacy_error("t1", -32603, "Internal error")]
+    # A capable client still gets the adapter's fallback title (spec: adapter text only when
+    # Claude gave none).
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", NO_MESSAGE_TITLE, ["retry"]))]
+
+
 def test_a_shown_answer_is_classified_but_never_forwarded_again() -> None:
     # A text that already reached the client as streamed partial messages: not forwarded again,
     # still a real answer (it recovers the quota and marks the turn answered, so the successful

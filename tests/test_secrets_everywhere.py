@@ -341,7 +341,7 @@ def test_the_scan_catches_an_unredacted_marker() -> None:
     _turn(probe)
     raw = shape.examples[0]
     fake = SessionFailure(
-        id="t1:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title=raw
+        id="t1:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title=raw, actions=()
     )
     m = SessionUpdateOut(
         session_id="s1", update={"sessionUpdate": "session_info_update", "_meta": attach_record(None, fake)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lifecycle.titles import FALLBACK_TITLES, TITLE_LIMIT, claude_text, present, retry_title
+from lifecycle.titles import FALLBACK_TITLES, TITLE_LIMIT, claude_text, legacy_result_text, present, retry_title
 
 PROMPT_TOO_LONG = (
     "Prompt is too long · the request is ~250000 tokens (limit 200000) but this conversation is only ~2499 "
@@ -39,6 +39,32 @@ def test_precedence_first_non_empty_text() -> None:
     assert claude_text("", None, "result text") == "result text"
     assert claude_text(None, ["Reached maximum number of turns (2)"]) == "Reached maximum number of turns (2)"
     assert claude_text(None, [], "") == ""
+
+
+def test_a_records_title_still_joins_a_results_errors_with_a_semicolon() -> None:
+    assert claude_text(None, ["Tool execution failed", "Hook blocked the write"]) == (
+        "Tool execution failed; Hook blocked the write"
+    )
+
+
+def test_the_legacy_text_of_an_error_result_is_the_reference_adapters() -> None:
+    # dist/acp-agent.js: a success result's own text; otherwise errors.join(", ") || subtype.
+    assert legacy_result_text("error_during_execution", None, ("Tool execution failed", "Hook blocked the write")) == (
+        "Tool execution failed, Hook blocked the write"
+    )
+    assert legacy_result_text("error_max_turns", None, ("Reached maximum number of turns (2)",)) == (
+        "Reached maximum number of turns (2)"
+    )
+    assert legacy_result_text("error_during_execution", None, ()) == "error_during_execution"
+    assert legacy_result_text("error_max_budget_usd", None, ()) == "error_max_budget_usd"
+    assert legacy_result_text("error_max_structured_output_retries", None, ()) == "error_max_structured_output_retries"
+    assert legacy_result_text("error_during_execution", "ignored", ()) == "error_during_execution"
+    assert legacy_result_text("success", "API Error: 500", ()) == "API Error: 500"
+    assert legacy_result_text("success", "", ()) == ""
+    assert legacy_result_text("success", None, ("x",)) == ""
+    assert legacy_result_text(None, "text", ("a", "b")) == "text"
+    assert legacy_result_text(None, None, ("a", "b")) == "a, b"
+    assert legacy_result_text(None, None, ()) == ""
 
 
 def test_retry_progress_titles() -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 from pydantic import ValidationError
 
 from lifecycle.wire import (
@@ -28,7 +29,11 @@ REC = SessionFailure(
     category=Category.LIMIT,
     severity=Severity.ERROR,
     title="You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit",
+    actions=(),
 )
+
+#: The spec's required fields, in its table's order (docs/spec/session-failure.md, "Wire record").
+REQUIRED = ["id", "revision", "category", "severity", "title", "actions"]
 
 
 def test_the_spec_example_round_trips_exactly() -> None:
@@ -103,8 +108,54 @@ def test_actions_keep_the_adapters_order() -> None:
 def test_json_schema_names_exactly_the_spec_fields() -> None:
     schema = record_json_schema()
     assert set(schema["properties"]) == {"id", "revision", "category", "severity", "title", "details", "actions"}
-    assert set(schema["required"]) >= {"id", "revision", "category", "severity", "title"}
+    assert schema["required"] == ["id", "revision", "category", "severity", "title", "actions"]
     assert schema.get("additionalProperties") is False
+
+
+def _spec_required_fields() -> list[str]:
+    """The fields the spec's "Wire record" table marks ``yes`` under ``Required``, in its order."""
+    lines = (ROOT / "docs" / "spec" / "session-failure.md").read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.replace(" ", "").startswith("|Field|Required|"))
+    rows: list[str] = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[1] == "yes":
+            rows.append(cells[0].strip("`"))
+        else:
+            assert cells[1] == "no", line
+    return rows
+
+
+def test_the_schema_requires_exactly_what_the_spec_table_requires() -> None:
+    # The spec's table, read literally, and the schema's required list are the same list.
+    assert _spec_required_fields() == ["id", "revision", "category", "severity", "title", "actions"]
+    assert record_json_schema()["required"] == _spec_required_fields()
+    out = subprocess.run([sys.executable, "-m", "lifecycle", "schema"], check=True, capture_output=True, text=True)
+    assert json.loads(out.stdout)["required"] == ["id", "revision", "category", "severity", "title", "actions"]
+
+
+@pytest.mark.parametrize("field", REQUIRED)
+def test_a_record_without_a_required_field_is_refused(field: str) -> None:
+    data = {k: v for k, v in REC.to_wire().items() if k != field}
+    with pytest.raises(ValidationError):
+        SessionFailure.model_validate(data)
+    with pytest.raises(MalformedRecordError) as info:
+        read_record({"jetbrains": {"air": {"version": 1, "sessionFailure": data}}})
+    assert str(info.value) == "invalid sessionFailure record: 1 error(s)"
+
+
+def test_a_record_without_actions_is_refused_and_an_empty_list_is_not() -> None:
+    no_actions = {"id": "t1:error", "revision": 1, "category": "limit", "severity": "error", "title": "x"}
+    with pytest.raises(MalformedRecordError, match=r"^invalid sessionFailure record: 1 error\(s\)$"):
+        read_record({"jetbrains": {"air": {"version": 1, "sessionFailure": no_actions}}})
+    rec = read_record({"jetbrains": {"air": {"version": 1, "sessionFailure": {**no_actions, "actions": []}}}})
+    assert rec == SessionFailure(
+        id="t1:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title="x", actions=()
+    )
+    with pytest.raises(ValidationError):
+        SessionFailure(id="t1:error", revision=1, category=Category.LIMIT, severity=Severity.ERROR, title="x")  # type: ignore[call-arg]
 
 
 def test_lifecycle_schema_command_prints_it() -> None:
@@ -223,6 +274,6 @@ def test_the_schemas_own_keys() -> None:
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["title"] == "sessionFailure"
     assert schema["description"] == "The record at _meta.jetbrains.air.sessionFailure (next to version: 1)."
-    assert schema["required"] == ["id", "revision", "category", "severity", "title"]
+    assert schema["required"] == ["id", "revision", "category", "severity", "title", "actions"]
     assert schema["properties"]["revision"]["exclusiveMinimum"] == 0
     assert schema["properties"]["id"]["minLength"] == 1

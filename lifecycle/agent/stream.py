@@ -17,8 +17,8 @@ Rules
   (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead.
 * A ``tool_result`` block (in a ``user`` message) ends its tool call: ``in_progress`` first if
   nothing said it was running (an allowed permission question says so when it is answered; a
-  denied tool never ran and gets none), then ``completed`` or ``failed`` with the rendered
-  content.
+  denied tool, or one Claude Code refused to run (``<tool_use_error>``: invalid input, a deny rule),
+  never ran and gets none), then ``completed`` or ``failed`` with the rendered content.
 * A tool call still open when the turn's result arrives, or when Claude Code is gone, is
   ``failed`` (:meth:`StreamRenderer.close_open_tools`): no tool call is left running.
 * The turn's ``result`` gives one ``usage_update`` (tokens in context of the last top-level
@@ -249,7 +249,9 @@ class StreamRenderer:
                 continue  # shown as the plan
             name = tool.name if tool is not None else ""
             tool_input: Mapping[str, Any] = tool.input if tool is not None else {}
-            if tool is None or not (tool.running or tool.refused):
+            is_error = getattr(block, "is_error", None) is True
+            never_ran = is_error and _tool_use_error(getattr(block, "content", None))
+            if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(tool_calls.tool_call_progress(tool_id, "in_progress"))
             updates.append(
                 tool_calls.tool_call_result(
@@ -257,7 +259,7 @@ class StreamRenderer:
                     name,
                     tool_input,
                     getattr(block, "content", None),
-                    is_error=getattr(block, "is_error", None) is True,
+                    is_error=is_error,
                     structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
                     cwd=self.cwd,
                 )
@@ -353,6 +355,14 @@ class StreamRenderer:
             return consolidated[len(streamed) :]
         self._streamed[kind] = ""
         return None if kind == _TEXT else consolidated
+
+
+def _tool_use_error(content: object) -> bool:
+    """Whether a failed result is Claude Code's refusal to run the tool at all (its input was
+    invalid, a rule denied it): ``<tool_use_error>…</tool_use_error>``."""
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"), None)
+    return isinstance(content, str) and content.lstrip().startswith("<tool_use_error>")
 
 
 def _kind(block: object) -> str | None:

@@ -617,3 +617,47 @@ def test_an_api_failure_inside_a_tool_turn_settles_as_it_does_without_tools(tmp_
                     assert run.tool(tool_id)[-1].get("status") == "failed", run.tool(tool_id)
 
     run_async(go())
+
+
+def test_project_settings_and_claude_md_reach_claude_code(tmp_path: Path) -> None:
+    """Setting sources user, project and local: the project's CLAUDE.md reaches the model, and a
+    project permission rule allowing a command means Claude Code runs it without a question."""
+
+    async def go() -> None:
+        script = Script(
+            tool_turn(tool_use("Bash", "toolu_allowed", command="echo allowed-by-rule")),
+            text_reply("Ran it."),
+        )
+        async with agent(tmp_path, script, select("reject")) as run:
+            cwd = Path(run.workspace.cwd)
+            (cwd / "CLAUDE.md").write_text("Project rule: answer in haiku. Marker zq-claude-md-7.\n")
+            (cwd / ".claude").mkdir()
+            settings = {"permissions": {"allow": ["Bash(echo allowed-by-rule)"]}}
+            (cwd / ".claude" / "settings.json").write_text(json.dumps(settings))
+            assert (await run.prompt("run it")).stop_reason == "end_turn"
+            assert "zq-claude-md-7" in json.dumps(body_of(run.api.message_requests[0]))
+            assert run.client.questions == []  # the project's rule allowed it
+            (result,) = tool_results(run.api.message_requests[1])
+            assert "allowed-by-rule" in result_text(result)
+            assert [f.get("status") for f in run.tool("toolu_allowed") if f.get("status")][-1] == "completed"
+
+    run_async(go())
+
+
+def test_a_failing_tool_is_no_incident(tmp_path: Path) -> None:
+    async def go() -> None:
+        script = Script(
+            tool_turn(tool_use("Bash", "toolu_false", command="exit 3")),
+            text_reply("The command failed; moving on."),
+        )
+        async with agent(tmp_path, script, select("allow-once")) as run:
+            response = await run.prompt("run exit 3")
+            assert response.stop_reason == "end_turn"
+            (result,) = tool_results(run.api.message_requests[1])
+            assert result.get("is_error") is True
+            statuses = [f.get("status") for f in run.tool("toolu_false") if f.get("status")]
+            assert statuses == ["pending", "in_progress", "failed"]
+            assert run.records() == []
+            assert read_record(response.field_meta) is None
+
+    run_async(go())
