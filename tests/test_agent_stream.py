@@ -436,3 +436,16 @@ def test_a_tool_claude_code_refused_to_run_never_says_in_progress() -> None:
     r.assistant(assistant(ToolUseBlock("toolu_x", "Bash", {"command": "exit 3"})))
     running, failed = r.user(UserMessage(content=[ToolResultBlock("toolu_x", "Exit code 3", is_error=True)]))
     assert (running["status"], failed["status"]) == ("in_progress", "failed")
+
+
+def test_a_remembered_rule_allows_nothing_once_its_turn_is_over() -> None:
+    async def go() -> None:
+        session, conn, broker = in_turn(selected("allow-with-updates"))
+        assert isinstance(await ask(broker), PermissionResultAllow)
+        await session.feed(Cancelled())  # the turn is cancelled; Claude Code still asks (draining)
+        late = await ask(broker, "toolu_2", inp={"file_path": "/p/b.txt", "content": "b"})
+        assert isinstance(late, PermissionResultDeny)
+        assert late.interrupt is True
+        assert len(conn.asked) == 1
+
+    asyncio.run(go())

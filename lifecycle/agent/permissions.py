@@ -205,10 +205,6 @@ class PermissionBroker:
         if tool_id is None:
             log.warning("permission.no_tool_use_id", session_id=session.id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
-        if self.remembered(tool_name, tool_input):
-            log.info("permission.remembered", session_id=session.id, tool_use_id=tool_id)
-            await self._running(tool_id)
-            return PermissionResultAllow(updated_input=tool_input)
         try:
             await session.feed(PermissionAsked(tool_use_id=tool_id))
         except Exception as exc:  # e.g. the same id asked twice: the machine refuses it
@@ -218,7 +214,11 @@ class PermissionBroker:
             log.info("permission.not_asked", session_id=session.id, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
         try:
-            option = await self._ask(tool_id, tool_name, tool_input)
+            if self.remembered(tool_name, tool_input):  # "always": not asked again (the turn still runs)
+                log.info("permission.remembered", session_id=session.id, tool_use_id=tool_id)
+                option: str | None = ALLOW_ONCE
+            else:
+                option = await self._ask(tool_id, tool_name, tool_input)
             still_open = session.question_open(tool_id)
         finally:
             with contextlib.suppress(Exception):

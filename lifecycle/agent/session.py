@@ -85,10 +85,11 @@ class _Session:
         if self.closed:
             return False
         accepted = await self.publisher.feed(event, runtime=runtime)
-        turn = self.publisher.ledger.turn
-        if self.permissions.open_requests and (turn is None or turn.settled):
-            # The turn left in_turn (cancel, loss, settlement): its questions are withdrawn.
-            await self.permissions.withdraw(self.agent.cancel_request)
+        if self.permissions.open_requests:
+            turn = self.publisher.ledger.turn
+            if turn is None or turn.settled:
+                # The turn left in_turn (cancel, loss, settlement): its questions are withdrawn.
+                await self.permissions.withdraw(self.agent.cancel_request)
         return accepted
 
     @property
