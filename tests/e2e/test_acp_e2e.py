@@ -42,7 +42,7 @@ from acp.schema import ClientCapabilities
 from lifecycle import ClientProjection, SessionFailure, read_record
 
 from .claude_cli import AgentWorkspace, cli_pids, sanitize_path, session_cli_pid
-from .fakeapi import CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
+from .fakeapi import SUCCESS_CHUNKS, SUCCESS_TEXT, CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -57,6 +57,16 @@ RETRY_TITLES = {
     True: ["Retrying Claude, attempt 1 of 2.", "Retrying Claude, attempt 2 of 2."],
     False: ["Reconnecting to Claude, attempt 1 of 2.", "Reconnecting to Claude, attempt 2 of 2."],
 }
+
+#: The prompt's answer when the fake API's success reply ended the turn: ``end_turn``, no record
+#: (no ``_meta``), and the turn's tokens as the fake API sends them (input 12, output 9, no cache).
+SUCCESS_RESULT = {
+    "stopReason": "end_turn",
+    "usage": {"totalTokens": 21, "inputTokens": 12, "outputTokens": 9, "cachedReadTokens": 0, "cachedWriteTokens": 0},
+}
+#: The updates of that turn: Claude's text one chunk per text delta (fakeapi.SUCCESS_CHUNKS:
+#: "Hello", " from the fake", " API."), then one ``usage_update`` for its result.
+SUCCESS_KINDS = ["agent_message_chunk"] * len(SUCCESS_CHUNKS) + ["usage_update"]
 
 RATE_MESSAGE = "e2e: this key sent too many requests"
 OVERLOAD_MESSAGE = "Overloaded"
@@ -171,6 +181,17 @@ class Outcome:
 
     def texts(self, kind: str = "agent_message_chunk") -> list[str]:
         return [u["content"]["text"] for u in self.updates if u["sessionUpdate"] == kind]
+
+    def text(self) -> str:
+        """The agent text of the exchange, its chunks joined."""
+        return "".join(self.texts())
+
+    def check_success_usage(self) -> None:
+        """One ``usage_update`` for the success reply's result: the tokens in context (12 + 9), the
+        context window, the session's cost so far; no record in it."""
+        (usage,) = [u for u in self.updates if u["sessionUpdate"] == "usage_update"]
+        assert (usage["used"], usage["size"]) == (21, 1_000_000) and "_meta" not in usage, usage
+        assert usage["cost"]["currency"] == "USD" and usage["cost"]["amount"] > 0, usage
 
     def info_records(self) -> list[SessionFailure]:
         out = []
@@ -488,20 +509,23 @@ def test_retry_then_success(kind: str, agents: Any) -> None:
     sid = agent.new_session()
     text = f"retry then success ({kind})"
     out = agent.prompt(sid, text, overloaded(), "success")
-    assert out.result == {"stopReason": "end_turn"}  # no record on a success
+    assert out.result == SUCCESS_RESULT  # no record on a success
     answer = [e for e in agent.transcript(sid) if e.get("type") == "assistant"][-1]["message"]
     real = "".join(b["text"] for b in answer["content"] if b.get("type") == "text")
     assert real and answer["model"] != "<synthetic>"
+    # Claude's answer streamed chunk by chunk; joined, the text Claude stored
+    assert out.texts() == ["Hello", " from the fake", " API."] and out.text() == real == SUCCESS_TEXT
+    out.check_success_usage()
     if not agent.capable:
-        assert out.kinds() == ["agent_message_chunk"] and out.texts() == [real]
+        assert out.kinds() == SUCCESS_KINDS
         return
     turn = agent.turn_id(sid, text)
     (warning,) = out.info_records()
     assert (warning.id, warning.revision, warning.severity.value) == (f"{turn}:error", 1, "warning")
     # the warning stays in the transcript, before the answer; recovery publishes nothing
     view = out.projection()
-    assert [(e.kind, e.text) for e in view.entries] == [("record", ""), ("agent", real)]
-    assert out.kinds() == ["session_info_update", "agent_message_chunk"]
+    assert [(e.kind, e.text) for e in view.entries] == [("record", ""), *(("agent", t) for t in SUCCESS_CHUNKS)]
+    assert out.kinds() == ["session_info_update", *SUCCESS_KINDS]
     agent.wait_log(
         lambda e: (
             e.get("incident_id") == f"{turn}:error"
@@ -529,7 +553,8 @@ def test_auth_failure_then_successful_auth(kind: str, agents: Any) -> None:
     valid.set()
     assert agent.call(agent.conn.authenticate(method_id="claude-login")) is not None
     again = agent.prompt(sid, f"after login ({kind})", then=key)
-    assert again.result == {"stopReason": "end_turn"} and again.texts() and again.info_records() == []
+    assert again.result == SUCCESS_RESULT and again.info_records() == []
+    assert again.kinds() == SUCCESS_KINDS and again.text() == SUCCESS_TEXT
     log = agent.log()
     auth_at = next(i for i, e in enumerate(log) if e.get("event") == "agent.authenticate")
     assert log[auth_at]["ok"] is True
@@ -610,7 +635,7 @@ def test_load_restores_the_failed_session(kind: str, agents: Any) -> None:
     assert len(epochs) == 2 and epochs[0] != epochs[1]
     # later prompts resume the same Claude session (the history reaches the API)
     after = agent.prompt(sid, f"after load ({kind})", "success")
-    assert after.result == {"stopReason": "end_turn"}
+    assert after.result == SUCCESS_RESULT and after.kinds() == SUCCESS_KINDS
     assert text in json.dumps(agent.api.message_requests[-1].body["messages"])
     if restored_id is not None:  # the restored quota failure stays active until a real model answer
         agent.wait_log(lambda e: e.get("incident_id") == restored_id and e.get("transition") == "real_model_answer")
@@ -647,8 +672,8 @@ def test_cancel_answers_cancelled(kind: str, agents: Any) -> None:
     assert response.stop_reason == "cancelled" and response.field_meta is None
     # the next prompt gets its own answer, nothing of the cancelled turn
     again = agent.prompt(sid, f"after cancel ({kind})", "success")
-    assert again.result == {"stopReason": "end_turn"} and again.info_records() == []
-    assert len(again.texts()) == 1
+    assert again.result == SUCCESS_RESULT and again.info_records() == []
+    assert again.kinds() == SUCCESS_KINDS and again.text() == SUCCESS_TEXT
 
 
 def _session_frames(agent: AgentUnderTest, sid: str, start: int) -> list[dict[str, Any]]:
@@ -664,7 +689,7 @@ def test_runtime_replaced_after_claude_code_died(kind: str, agents: Any) -> None
     agent = agents(kind)
     sid = agent.new_session()
     first = agent.prompt(sid, f"before the crash ({kind})", "success")
-    assert first.result == {"stopReason": "end_turn"}
+    assert first.result == SUCCESS_RESULT
     start = len(agent.frames)
     os.kill(session_cli_pid(agent.config_dir, sid), signal.SIGKILL)
     # the SDK's stream raises (ProcessError): the runtime is lost while idle
@@ -681,7 +706,8 @@ def test_runtime_replaced_after_claude_code_died(kind: str, agents: Any) -> None
             lambda e: e.get("session_id") == sid and e.get("event") == "ledger.background_failure_legacy_not_shown"
         )
     after = agent.prompt(sid, f"after the crash ({kind})", "success")
-    assert after.result == {"stopReason": "end_turn"} and len(after.texts()) == 1 and after.info_records() == []
+    assert after.result == SUCCESS_RESULT and after.info_records() == []
+    assert after.kinds() == SUCCESS_KINDS and after.text() == SUCCESS_TEXT
     # a new runtime (generation 1) resumed the same Claude session
     starts = [e for e in agent.log() if e.get("session_id") == sid and e.get("event") == "runtime.start"]
     assert [(e["generation"], e["resume"]) for e in starts] == [(0, False), (1, True)]
@@ -717,7 +743,7 @@ def test_configuration_reaches_claude_code(tmp_path: Path) -> None:
         agent.start()
         sid = agent.new_session()  # the client's cwd (agent.cwd) is overridden by --cwd
         out = agent.prompt(sid, "configured", "success")
-        assert out.result == {"stopReason": "end_turn"}
+        assert out.result == SUCCESS_RESULT
         assert [r.model for r in agent.api.message_requests] == ["claude-e2e-model"]
         assert f"Primary working directory: {workdir}" in json.dumps(agent.api.message_requests[0].body)
         projects = agent.config_dir / "projects"

@@ -34,6 +34,7 @@ from .fakeapi import (
     ECHO_API_KEY,
     ECHO_HOME_PATH,
     ECHO_URL_PASSWORD,
+    SUCCESS_CHUNKS,
     SUCCESS_TEXT,
     FakeAnthropicAPI,
     RequestRecord,
@@ -41,7 +42,7 @@ from .fakeapi import (
     echo_reply,
     gateway_jwt,
 )
-from .test_acp_e2e import AIR, MAX_RETRIES, Script
+from .test_acp_e2e import AIR, MAX_RETRIES, SUCCESS_KINDS, SUCCESS_RESULT, Script
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -431,13 +432,11 @@ def test_a_cancel_right_behind_its_prompt_is_never_lost(agents: Any) -> None:
     start = len(agent.frames)
     prompt_id, line = agent.prompt_line(sid, "after the cancels")
     agent.write(line)
-    assert agent.reply(prompt_id, timeout=60)["result"] == {"stopReason": "end_turn"}
-    texts = [
-        f["params"]["update"]["content"]["text"]
-        for f in agent.session_frames(sid, start)
-        if f["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
-    ]
-    assert texts == [SUCCESS_TEXT]
+    assert agent.reply(prompt_id, timeout=60)["result"] == SUCCESS_RESULT
+    updates = [f["params"]["update"] for f in agent.session_frames(sid, start)]
+    assert [u["sessionUpdate"] for u in updates] == SUCCESS_KINDS
+    texts = [u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk"]
+    assert texts == list(SUCCESS_CHUNKS) and "".join(texts) == SUCCESS_TEXT
 
 
 # ------------------------------------------------------------------ 8. the smaller ones
@@ -494,7 +493,7 @@ def test_meta_keys_cannot_override_handler_arguments(agents: Any) -> None:
     before = len(agent.api.message_requests)
     prompt_id, line = agent.prompt_line(sid, "where am I")
     agent.write(line)
-    assert agent.reply(prompt_id)["result"] == {"stopReason": "end_turn"}
+    assert agent.reply(prompt_id)["result"] == SUCCESS_RESULT
     body = json.dumps(agent.api.message_requests[before].body)
     assert f"Primary working directory: {agent.cwd}" in body and str(elsewhere) not in body
     # a cancel's _meta cannot name another session either
@@ -546,7 +545,7 @@ def test_the_connection_lost_record_says_what_the_agent_does(agents: Any) -> Non
     agent.script.load("success")
     prompt_id, line = agent.prompt_line(sid, "before the crash")
     agent.write(line)
-    assert agent.reply(prompt_id)["result"] == {"stopReason": "end_turn"}
+    assert agent.reply(prompt_id)["result"] == SUCCESS_RESULT
     start = len(agent.frames)
     os.kill(session_cli_pid(agent.config_dir, sid), signal.SIGKILL)
     lost = agent.wait(
@@ -566,7 +565,7 @@ def test_the_connection_lost_record_says_what_the_agent_does(agents: Any) -> Non
     agent.script.load("success")
     prompt_id, line = agent.prompt_line(sid, "after the crash")
     agent.write(line)
-    assert agent.reply(prompt_id)["result"] == {"stopReason": "end_turn"}
+    assert agent.reply(prompt_id)["result"] == SUCCESS_RESULT
     starts = [e for e in agent.log() if e.get("session_id") == sid and e.get("event") == "runtime.start"]
     assert [(e["generation"], e["resume"]) for e in starts] == [(0, False), (1, True)]
     assert "before the crash" in json.dumps(agent.api.message_requests[-1].body["messages"])

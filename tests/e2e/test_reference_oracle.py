@@ -12,8 +12,13 @@ not reproduce anything useful"), and it is the CLI every other e2e test and reco
 What each client received is normalised (session ids, UUIDs, epochs, ports) and compared field
 by field: the prompt's answer (stop reason, or a legacy error's code/message/data), the typed
 records (carrier, id, revision, category, severity, title, details, actions), the ACP notices and
-the agent text. Update kinds only one side sends and that carry no failure
-(``available_commands_update``, ``usage_update``, ...) are not compared.
+the agent text, chunk by chunk (both agents stream Claude's text one ``agent_message_chunk`` per
+text delta, and send a failure's prose or a notice banner as one chunk). Update kinds that carry
+no failure (``available_commands_update``, ``usage_update``, ...) and the answer's ``usage`` are
+not compared: the reference sends ``usage_update`` while a message streams as well as at its
+result, and a zero ``usage`` on a failed turn; the project one ``usage_update`` per result, and
+``usage`` only with a result's counts (``test_reference_oracle_tools.py`` compares a coding turn's
+``usage`` and last ``usage_update``).
 
 Every difference must be listed in :data:`KNOWN`, each under a point of :data:`SPEC_OVER_REFERENCE`,
 which is the table "Where the project follows the spec and not the reference" of
@@ -194,7 +199,7 @@ class Seen:
     answer: Any
     records: list[Any] = field(default_factory=list)
     notices: list[Any] = field(default_factory=list)
-    text: str = ""
+    text: list[str] = field(default_factory=list)  # the agent_message_chunk texts, in order
 
 
 def _record(carrier: str, meta: Any) -> Any:
@@ -216,7 +221,7 @@ def seen(out: Outcome) -> Seen:
         if kind == "notice":
             result.notices.append({k: update.get(k) for k in ("severity", "title", "description")})
         elif kind == "agent_message_chunk":
-            result.text += update.get("content", {}).get("text", "")
+            result.text.append(update.get("content", {}).get("text", ""))
         record = _record(kind, update.get("_meta"))
         if record is not None:
             result.records.append(record)
