@@ -25,6 +25,7 @@ __all__ = [
     "CONTEXT_LIMIT_PREFIXES",
     "INTERNAL_ERROR",
     "LEGACY_ADAPTER_ERRORS",
+    "LEGACY_END_TURN",
     "LOGIN_MARKERS",
     "STOP_REASONS",
     "USAGE_LIMIT_PREFIXES",
@@ -221,10 +222,14 @@ LEGACY_ADAPTER_ERRORS: Mapping[str, tuple[str | None, bool]] = MappingProxyType(
     {
         "worker_shutdown": ("worker_shutdown", False),
         "query_error": ("transport_lost", False),
-        "missing_result": ("no_result", True),
         "internal_error": (None, True),
     }
 )
+
+#: The adapter's own conditions a legacy client is never told of: the reference adapter answers
+#: its prompt ``stopReason: end_turn`` (a stream that ends without a result, ``:4016-4021``); a
+#: capable client still gets the typed record.
+LEGACY_END_TURN: frozenset[str] = frozenset({"missing_result"})
 
 #: Claude stop reasons that are ACP stop reasons, not failures.
 STOP_REASONS: Mapping[str, str] = MappingProxyType(
@@ -342,6 +347,6 @@ def render_conditions_markdown() -> str:
         actions = ", ".join(f"`{a.value}`" for a in c.actions) or "none"
         lines.append(
             f"| `{c.key}` | {c.source} | `{c.category.value}` | `{c.severity.value}` | {actions} "
-            f"| `{c.recovery.value}` | {c.legacy_code} | {c.note} |"
+            f"| `{c.recovery.value}` | {'`end_turn`' if c.key in LEGACY_END_TURN else c.legacy_code} | {c.note} |"
         )
     return "\n".join(lines) + "\n"

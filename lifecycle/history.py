@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .conditions import is_usage_limit_text
 from .events import HistoryEntry, HistoryLoaded
 
-__all__ = ["history_entry", "load_history", "text_of"]
+__all__ = ["history_entry", "is_real_answer", "is_replayed_limit", "load_history", "text_of"]
 
 
 def text_of(content: object) -> str:
@@ -92,3 +93,13 @@ def load_history(stored: Iterable[object]) -> HistoryLoaded:
     """The :class:`HistoryLoaded` event for a stored history, oldest first."""
     entries = tuple(e for e in (history_entry(s) for s in stored) if e is not None)
     return HistoryLoaded(entries=entries)
+
+
+def is_replayed_limit(entry: HistoryEntry) -> bool:
+    """A stored SDK synthetic usage-limit message of the top-level transcript (replayed as a record)."""
+    return entry.role == "assistant" and entry.top_level and entry.synthetic and is_usage_limit_text(entry.text)
+
+
+def is_real_answer(entry: HistoryEntry) -> bool:
+    """A stored real model answer of the top-level transcript (it proves recovery from a quota)."""
+    return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None

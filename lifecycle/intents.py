@@ -14,8 +14,9 @@ Theory of operation
 :class:`Publish` becomes a record (on a ``PromptResponse`` or a ``session_info_update``),
 :class:`Forward` a ``session/update`` as it is, :class:`Settle` a ``PromptResponse`` without a
 record, :class:`Reject` the legacy JSON-RPC error (:func:`legacy_error` builds it exactly as the
-reference adapter does), :class:`Recover` a recovery event fired in stream order (it publishes
-nothing). Intents are mutable, slotted and small: one is made for every forwarded message chunk.
+reference adapter does; :func:`legacy_answer` says whether a legacy client gets it at all),
+:class:`Recover` a recovery event fired in stream order (it publishes nothing). Intents are
+mutable, slotted and small: one is made for every forwarded message chunk.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .conditions import AUTH_REQUIRED, INTERNAL_ERROR, LEGACY_ADAPTER_ERRORS, Condition, Recovery
+from .conditions import AUTH_REQUIRED, INTERNAL_ERROR, LEGACY_ADAPTER_ERRORS, LEGACY_END_TURN, Condition, Recovery
 from .wire import Category
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "Reject",
     "Settle",
     "Transition",
+    "legacy_answer",
     "legacy_error",
     "text_update",
 ]
@@ -116,3 +118,13 @@ def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str
     else:
         message = f"Internal error: {shown}" if text else "Internal error"
     return Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
+
+
+def legacy_answer(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> Reject | Settle:
+    """How a legacy client's prompt is answered when its turn fails with ``cond``: the reference
+    adapter's JSON-RPC error (:func:`legacy_error`), or, for the adapter's own conditions it never
+    reports (:data:`~lifecycle.conditions.LEGACY_END_TURN`: a stream that ended without a
+    result), ``stopReason: end_turn``."""
+    if cond.key in LEGACY_END_TURN:
+        return Settle(turn_id, "end_turn")
+    return legacy_error(turn_id, cond, text, shown, kind)

@@ -12,8 +12,10 @@ Rules
 * Carriers: a turn-terminal failure rides the ``PromptResponse`` (``stopReason: end_turn``);
   warnings, notices, session-scoped, background and replayed records ride ``session_info_update``.
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
-  settle the prompt with the JSON-RPC error (-32603, or -32000 for authentication) and Claude's
-  text stays in the transcript as it was.
+  settle the prompt with the JSON-RPC error (-32603, -32000 for authentication; ``end_turn`` for a
+  stream that ends without a result) and Claude's text stays in the transcript as it was.
+* A cancelled turn shows nothing after its ``cancelled`` answer: while the flow is ``cancelled``
+  none of its text is forwarded to any client, and its late failure and result make no record.
 * Permission questions are never incidents: :class:`PermissionAsked` opens a question only in a
   running turn (the turn machine's ``open_question``), :class:`PermissionAnswered` closes it, and
   :meth:`SessionLedger.question_open` is true only while the flow is in ``in_turn``, so whatever
@@ -48,7 +50,6 @@ from .conditions import (
     classify_assistant_error,
     classify_result,
     is_synthetic_failure_text,
-    is_usage_limit_text,
     refine_terminal,
     result_event,
     retry_condition,
@@ -61,7 +62,6 @@ from .events import (
     AuthStatus,
     Cancelled,
     Event,
-    HistoryEntry,
     HistoryLoaded,
     Informational,
     InternalError,
@@ -81,8 +81,9 @@ from .events import (
     SessionUpdateOut,
     WorkerShuttingDown,
 )
+from .history import is_real_answer, is_replayed_limit
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
-from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_error, text_update
+from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_answer, text_update
 from .redaction import redact
 from .titles import (
     claude_text,
@@ -424,7 +425,8 @@ class SessionLedger:
         text = ev.text
         if ev.refusal is not None and self._turn is not None and self._flow in _IN_TURN:
             self._turn.refusal = ev.refusal  # the refused response's own explanation wins
-        synthetic = ev.synthetic
+        # A cancelled turn shows nothing more while it drains (the reference drops all its frames).
+        synthetic, hidden = ev.synthetic, ev.shown or self._flow == "cancelled"
         if ev.error is not None or (synthetic and is_synthetic_failure_text(text)):
             cond = classify_assistant_error(ev.error, text)
             for effect in self._step_turn("claude_failure") or ():
@@ -435,12 +437,12 @@ class SessionLedger:
                     self._background_failure(cond, text, "error_result")
                 else:
                     self._unknown_effect(effect, "claude_failure")
-            if not self._negotiated and text and not ev.shown and cond.recovery is not Recovery.AUTH_STATUS:
+            if not self._negotiated and text and not hidden and cond.recovery is not Recovery.AUTH_STATUS:
                 # Legacy: Claude's failure text stays in the transcript, except a login request,
                 # which the reference adapter answers with -32000 alone (the error is the prompt).
                 self._outbox.append(Forward(text_update("agent_message_chunk", text)))
             return
-        if text and not ev.shown:  # a shown text already reached the client as streamed deltas
+        if text and not hidden:  # a shown text already reached the client as streamed deltas
             self._outbox.append(Forward(text_update("agent_message_chunk", text)))
         if synthetic or not ev.model:
             return  # local-command answers ("No response requested.") and model-less text prove nothing
@@ -674,7 +676,7 @@ class SessionLedger:
                     if entry.text:
                         self._outbox.append(Forward(text_update("user_message_chunk", entry.text)))
                 continue
-            if _is_replayed_limit(entry) and self._negotiated:
+            if is_replayed_limit(entry) and self._negotiated:
                 prompt = self._replay_prompt
                 incident_id = turn_error_id(prompt) if prompt and not self._replay_prompt_used else None
                 if incident_id is None or incident_id in self._replay_ids or incident_id in self._active:
@@ -690,7 +692,7 @@ class SessionLedger:
                 continue
             if entry.text:
                 self._outbox.append(Forward(text_update("agent_message_chunk", entry.text)))
-            if _is_real_answer(entry):
+            if is_real_answer(entry):
                 self._outbox.append(Recover(Recovery.REAL_MODEL_ANSWER))
 
     # ------------------------------------------------------------------ helpers
@@ -705,7 +707,7 @@ class SessionLedger:
         *,
         legacy_text: str | None = None,
     ) -> None:
-        """Settle ``turn`` with a failure: the record on its ``PromptResponse``, or the legacy error.
+        """Settle ``turn`` with a failure: the record on its ``PromptResponse``, or the legacy answer.
 
         ``kind``: the SDK error kind Claude's failure came with (a legacy client's ``errorKind``).
         ``legacy_text``: what the legacy error says instead of ``text``, where the reference adapter
@@ -728,7 +730,7 @@ class SessionLedger:
                 )
             )
         else:
-            self._outbox.append(legacy_error(turn.turn_id, cond, text, details or title, kind))
+            self._outbox.append(legacy_answer(turn.turn_id, cond, text, details or title, kind))
 
     def _settle_held(self, turn: _Turn, result: Result | None) -> None:
         """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""
@@ -864,18 +866,10 @@ class SessionLedger:
             )
 
 
-def _is_replayed_limit(entry: HistoryEntry) -> bool:
-    return entry.role == "assistant" and entry.top_level and entry.synthetic and is_usage_limit_text(entry.text)
-
-
 def _tool_use_id(ev: PermissionAsked | PermissionAnswered) -> str:
     if not isinstance(ev.tool_use_id, str) or not ev.tool_use_id:
         raise LocalProtocolError(f"{type(ev).__name__} needs a non-empty tool use id")
     return ev.tool_use_id
-
-
-def _is_real_answer(entry: HistoryEntry) -> bool:
-    return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None
 
 
 _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {

@@ -16,9 +16,10 @@ asks the machine, and performs the effects it is told, in order. So each turn ru
   with that stop reason and publishes no failure (which results are ``result_stop`` is decided
   by :func:`lifecycle.conditions.result_event`); a turn cut short or refused is not a confirmed
   attempt, so it recovers nothing;
-* a cancelled turn makes no record: after ``cancel`` the turn is answered ``cancelled`` and its
-  late frames (Claude's failure, its result) are absorbed by ``cancelled`` until its result
-  arrives or the next prompt starts;
+* a cancelled turn makes no record and shows nothing more: after ``cancel`` the turn is answered
+  ``cancelled`` and its late frames (Claude's failure, its result) are absorbed by ``cancelled``
+  until its result arrives or the next prompt starts; the ledger forwards none of its text to any
+  client while the flow is ``cancelled`` (the reference drops every frame of a cancelled turn);
 * runtime loss is never swallowed: ``transport_lost`` (the query iterator throwing, a worker
   shutdown's EOF) settles a running turn with a connection failure, whatever Claude said before,
   and outside a turn becomes a session-scoped connection failure. The SDK's own ``ResultError``
@@ -198,7 +199,8 @@ class SessionFlow(StateMachine):
         self._effect("background_runtime_loss")
 
     def settle_missing_result(self) -> None:
-        """The stream ended without a result: settle with the internal missing-result failure."""
+        """The stream ended without a result: settle with the internal missing-result failure (a
+        legacy client, as the reference answers it: ``stopReason: end_turn``)."""
         self._effect("settle_missing_result")
 
     def settle_internal_error(self) -> None:

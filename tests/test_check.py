@@ -317,6 +317,28 @@ def test_rule_7_a_cancelled_turn_makes_no_record() -> None:
     assert replay.world.flow == replay.world.ledger.flow == "running"
 
 
+def test_issue_21_rule_6_a_stream_without_a_result_answers_a_legacy_client_end_turn() -> None:
+    replay = run_path("legacy/new", ["prompt", "real_answer", "query_end"])
+    assert _settled(replay) == [("end_turn", None)]
+    assert not any("error" in m for m in replay.delivered)
+    replay = run_path("capable/new", ["prompt", "real_answer", "query_end"])
+    ((stop, meta),) = _settled(replay)
+    record = meta["jetbrains"]["air"]["sessionFailure"]
+    assert (stop, record["id"], record["title"]) == (
+        "end_turn",
+        "t1:error",
+        "Claude Code ended the turn without a result. Try again.",
+    )
+
+
+@pytest.mark.parametrize("root", ["capable/new", "legacy/new"])
+def test_issue_21_rule_8_a_cancelled_turn_shows_nothing_after_cancelled(root: str) -> None:
+    replay = run_path(root, ["prompt", "cancel", "cancelled_turn_failure", "real_answer", "result_error"])
+    assert _settled(replay) == [("cancelled", None)]
+    assert [m for m in replay.delivered if "params" in m] == []  # no text, no record
+    assert replay.world.ledger.flow == "idle"
+
+
 # ---------------------------------------------------------------------------- permission questions
 
 #: The permission-question mutants and the invariant that restates the rule each one breaks.

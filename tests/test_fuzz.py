@@ -498,7 +498,7 @@ def test_finding_garbled_assistant_line_never_recovers(
     an ``error`` that is not a string counts as a *real model answer* and recovers a restored
     quota (the SDK itself rejects a missing model with MessageParseError). Changes:
     ``ledger._on_assistant``: only ``ev.model`` truthy and not ``<synthetic>`` proves an answer
-    (as ``_is_real_answer`` already requires for history); ``claude``: a present non-string
+    (as ``lifecycle.history.is_real_answer`` already requires for history); ``claude``: a present non-string
     ``error`` becomes an unrecognised kind (e.g. ``"unknown"``), which degrades to ``service``."""
     h.check_garbage_never_recovers(setup, negotiated, line)
 

@@ -242,6 +242,24 @@ def test_eof_without_result_is_the_missing_result_invariant() -> None:
     assert (rec.category.value, [a.value for a in rec.actions]) == ("service", ["retry"])
 
 
+def test_eof_without_result_answers_a_legacy_client_end_turn() -> None:
+    # Issue 21, rule 6: the reference answers end_turn (no JSON-RPC error, no errorKind no_result);
+    # a capable client keeps the typed missing_result record on the PromptResponse.
+    for events in ((), (answer(),), (retry(1),)):
+        s = Session(negotiated=False)
+        got = wire(s, PromptStarted(turn_id="t1"), *events, QueryEnded())
+        assert got[-1] == settled("t1", "end_turn")
+        assert s.records == [] and s.ledger.active == () and s.ledger.flow == "idle"
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), answer("Hello"), QueryEnded())
+    missing = rec("t1:error", 1, "service", "error", MISSING_TITLE, ["retry"])
+    assert got == [agent_text("Hello"), ends_turn("t1", missing)]
+    # Claude's own failure held before the EOF still settles a legacy turn with the JSON-RPC error.
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit"), QueryEnded())
+    assert got == [agent_text(RATE), legacy_error("t1", -32603, f"Internal error: {RATE}", "rate_limit")]
+
+
 def test_other_turn_failures_end_at_a_later_confirmed_attempt() -> None:
     s = Session()
     failed_turn(s, "t1")
@@ -701,7 +719,7 @@ def test_legacy_failures_forward_claudes_text_then_the_json_rpc_error() -> None:
     assert got == [legacy_error("t1", -32603, "Internal error", "worker_shutdown")]
     s = Session(negotiated=False)
     got = wire(s, PromptStarted(turn_id="t1"), QueryEnded())
-    assert got == [legacy_error("t1", -32603, f"Internal error: {MISSING_TITLE}", "no_result")]
+    assert got == [settled("t1", "end_turn")]  # no result: the reference answers end_turn (issue 21, rule 6)
     s = Session(negotiated=False)
     got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_max_turns", is_error=True,
                                                      errors=("Reached maximum number of turns (2)",)))
@@ -968,6 +986,42 @@ def test_an_observer_is_optional() -> None:
 def test_cancel_settles_the_running_prompt_exactly() -> None:
     s = Session()
     assert wire(s, PromptStarted(turn_id="t7"), Cancelled()) == [settled("t7", "cancelled")]
+
+
+ABORTED = "API Error: Request was aborted."
+
+
+@pytest.mark.parametrize("negotiated", [False, True], ids=["legacy", "capable"])
+def test_a_cancelled_turn_shows_nothing_after_its_cancelled_answer(negotiated: bool) -> None:
+    # Issue 21, rule 8: the reference drops every frame of a cancelled turn. Its late synthetic
+    # abort text, its late failure and a late real answer reach no client until the next prompt.
+    s = Session(negotiated=negotiated)
+    got = wire(
+        s,
+        PromptStarted(turn_id="t1"),
+        answer("Working on it"),
+        Cancelled(),
+        synthetic(ABORTED, None),
+        synthetic(ABORTED, "unknown"),
+        synthetic(RATE, "rate_limit"),
+        answer("late"),
+        Result(subtype="error_during_execution", is_error=True, terminal_reason="aborted_streaming"),
+    )
+    assert got == [agent_text("Working on it"), settled("t1", "cancelled")]
+    assert s.ledger.flow == "idle" and s.records == [] and s.active_ids == []
+    got = wire(s, PromptStarted(turn_id="t2"), answer("Hello"), OK)
+    assert got == [agent_text("Hello"), settled("t2", "end_turn")]
+
+
+def test_a_cancelled_turn_late_text_is_dropped_until_the_next_prompt() -> None:
+    # The drop lasts while the flow is cancelled: the next prompt's text is forwarded again, even
+    # when the cancelled turn's result never came.
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Cancelled(), synthetic(ABORTED, None), PromptStarted(turn_id="t2"))
+    assert got == [settled("t1", "cancelled")]
+    assert s.ledger.flow == "running"
+    got = wire(s, synthetic(RATE, "rate_limit"), error_result(RATE))
+    assert got == [agent_text(RATE), legacy_error("t2", -32603, f"Internal error: {RATE}", "rate_limit")]
 
 
 def test_revision_of_an_unknown_or_ended_incident_is_0() -> None:

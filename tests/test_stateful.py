@@ -115,6 +115,7 @@ class AdapterSession(RuleBasedStateMachine):
         self.turn_failure: str | None = None  # reference: Claude's failure seen in the running turn
         self.draining = False  # reference: a cancelled turn whose result has not arrived yet
         self.loss_shown = False  # reference: this runtime's loss reached the client as a record
+        self.worker_stopping = False  # reference: this runtime's worker announced its shutdown
         self.step = "open_session"
         self.sent: list[tuple[Outbound, bool]] = []
         self.transitions: list[dict[str, Any]] = []
@@ -249,6 +250,13 @@ class AdapterSession(RuleBasedStateMachine):
         self.feed("claude_reports_a_failure", failure)
         if self.draining:  # "A cancelled turn makes no record" (contract parity rule 7)
             assert [o.record for o, _ in self.sent if o.record is not None] == [], self.sent
+        self._a_cancelled_turn_shows_nothing()
+
+    def _a_cancelled_turn_shows_nothing(self) -> None:
+        """A client sees nothing of a cancelled turn after ``cancelled`` (issue 21, rule 8): no
+        text of it is forwarded, legacy or capable, while it drains."""
+        if self.draining:
+            assert self.sent == [], (self.step, self.sent)
 
     @precondition(lambda self: self.running)
     @rule(which=st.sampled_from(sorted(FAILURES)), secret=st.sampled_from(("", *SECRETS)))
@@ -284,11 +292,13 @@ class AdapterSession(RuleBasedStateMachine):
     def claude_answers_for_real(self) -> None:
         self._settling(False)
         self.feed("claude_answers_for_real", Assistant(text="Here is the answer.", model="claude-opus-5-5"))
+        self._a_cancelled_turn_shows_nothing()
 
     @rule()
     def a_local_command_answers(self) -> None:
         self._settling(False)
         self.feed("a_local_command_answers", Assistant(text="No response requested.", model="<synthetic>"))
+        self._a_cancelled_turn_shows_nothing()
 
     @rule(stop=st.sampled_from(["end_turn", "max_tokens", "refusal"]))
     def the_turn_succeeds(self, stop: str) -> None:
@@ -340,13 +350,24 @@ class AdapterSession(RuleBasedStateMachine):
         self._settling(True, held=False)
         self.feed("the_worker_shuts_down_then_eof", WorkerShuttingDown(reason="idle"), QueryEnded())
         self.draining = False  # the stream is over
+        self.worker_stopping = True  # until the runtime is replaced
         self._a_loss_is_a_connection_failure()
 
     @rule()
     def the_query_ends_without_a_result(self) -> None:
-        self._settling(True)
+        running = self.running
+        # Without Claude's failure and without an announced worker shutdown, the turn has no
+        # result: a capable client gets the missing_result record, a legacy client end_turn, as
+        # the reference answers it (issue 21, rule 6).
+        missing = self.turn_failure is None and not self.worker_stopping
+        self._settling(self.negotiated or not missing)
         self.feed("the_query_ends_without_a_result", QueryEnded())
         self.draining = False  # the stream is over
+        if running and missing and not self.negotiated:
+            answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
+            assert [(type(o).__name__, getattr(o, "stop_reason", None), o.record) for o in answers] == [
+                ("PromptResponseOut", "end_turn", None)
+            ], (self.step, answers)
         # An EOF is a loss only after the worker announced its shutdown (which a failed send left
         # unshown): then it shows the loss.
         self._a_loss_is_a_connection_failure(required=False)
@@ -375,6 +396,7 @@ class AdapterSession(RuleBasedStateMachine):
         self._settling(False)
         self.feed("the_runtime_is_replaced", RuntimeReplaced())
         self.loss_shown = False
+        self.worker_stopping = False
 
     @rule(secret=st.sampled_from(("", *SECRETS)), model=st.sampled_from(("Opus 5", "Sonnet 5")))
     def claude_falls_back_to_another_model(self, secret: str, model: str) -> None:
@@ -415,7 +437,7 @@ class AdapterSession(RuleBasedStateMachine):
         if result:
             late.append(Result(subtype="success", is_error=True, result=text))
         self.feed("the_cancelled_turns_late_frames_arrive", *late)
-        assert [o for o, _ in self.sent if o.record is not None or not isinstance(o, SessionUpdateOut)] == [], self.sent
+        assert self.sent == [], self.sent  # no record, no re-settling, no text (rules 7 and 8)
         self.draining = not result
 
     @precondition(lambda self: not self.running and not self.loss_shown and self.ledger.has_active)

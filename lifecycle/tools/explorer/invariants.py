@@ -28,6 +28,7 @@ from ...events import (
     AuthStatus,
     Cancelled,
     Event,
+    Outbound,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -396,7 +397,9 @@ def belief_equals_client(s: Step) -> str | None:
 @invariant
 def legacy_unchanged(s: Step) -> str | None:
     """If no capable client negotiated the extension, existing JSON-RPC errors and transcript
-    text remain unchanged: no ``_meta.jetbrains``, no typed record, the legacy JSON-RPC outcome."""
+    text remain unchanged: no ``_meta.jetbrains``, no typed record, the legacy JSON-RPC outcome
+    (a stream that ends without a result and without Claude's failure: ``end_turn``, as the
+    reference answers it)."""
     if s.after.ledger.negotiated:
         return None
     for out, _ in s.sent:
@@ -406,6 +409,10 @@ def legacy_unchanged(s: Step) -> str | None:
         return "a legacy session holds active incidents"
     if s.failure_settle_expected:
         settles = [out for out, _ in s.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
+        if s.name == "query_end" and s.before is not None and s.before.turn_failure is None:
+            if [outcome(o) for o in settles] != ["end_turn"]:  # issue 21, rule 6
+                return f"{s.name} ended a legacy turn with {[outcome(o) for o in settles]}, expected end_turn"
+            return None
         # Claude's authentication failure settles with -32000, unless the runtime was lost (rule 6).
         auth = s.before is not None and s.before.turn_failure == "auth" and not (s.action and s.action.loss)
         code = -32000 if auth else -32603
@@ -555,7 +562,8 @@ def cancelled_turn_makes_no_record(s: Step) -> str | None:
     """A cancelled turn makes no record (contract rule 7): ``cancel`` answers the prompt
     ``cancelled`` and publishes nothing, and nothing the cancelled turn sends afterwards (Claude's
     failure, its error result, a late answer), until its result arrives or the next prompt
-    starts, creates or changes a record."""
+    starts, creates or changes a record or reaches the client as an ``agent_message_chunk``
+    (issue 21, rule 8)."""
     action, before = s.action, s.before
     if action is None or before is None:
         return None
@@ -572,7 +580,13 @@ def cancelled_turn_makes_no_record(s: Step) -> str | None:
             return f"{s.name} after cancel made {a.id} {a.state} r{a.revision}"
     if draining and (settled := [o.turn_id for o, _ in s.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]):
         return f"{s.name} after cancel settled {settled} again"
+    if draining and any(_chunk(o) for o, _ in s.sent):
+        return f"{s.name} after cancel forwarded the cancelled turn's text"
     return None
+
+
+def _chunk(out: Outbound) -> bool:
+    return isinstance(out, SessionUpdateOut) and out.update.get("sessionUpdate") == "agent_message_chunk"
 
 
 @invariant
