@@ -42,7 +42,16 @@ from acp.schema import ClientCapabilities
 from lifecycle import ClientProjection, SessionFailure, read_record
 
 from .claude_cli import AgentWorkspace, cli_pids, sanitize_path, session_cli_pid
-from .fakeapi import SUCCESS_CHUNKS, SUCCESS_TEXT, CloseReply, FakeAnthropicAPI, RequestRecord, StallReply, error_reply
+from .fakeapi import (
+    SUCCESS_CHUNKS,
+    SUCCESS_TEXT,
+    CloseReply,
+    FakeAnthropicAPI,
+    RequestRecord,
+    StallReply,
+    error_reply,
+    text_reply,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -94,6 +103,7 @@ class Script:
         self._lock = threading.Lock()
         self._queue: deque[Any] = deque()
         self._then: Any = "success"
+        self.suggestions = 0  # prompt-suggestion requests answered outside the script
 
     def load(self, *replies: Any, then: Any = "success") -> None:
         with self._lock:
@@ -101,6 +111,12 @@ class Script:
             self._then = then
 
     def __call__(self, request: RequestRecord) -> Any:
+        if is_prompt_suggestion(request):
+            # Claude Code's own background request after a turn (the reference adapter's CLI
+            # makes it, sometimes): never part of a script, so it cannot take a scripted reply.
+            with self._lock:
+                self.suggestions += 1
+            return text_reply("")
         with self._lock:
             return self._queue.popleft() if self._queue else self._then
 
@@ -108,6 +124,20 @@ class Script:
     def left(self) -> int:
         with self._lock:
             return len(self._queue)
+
+
+def is_prompt_suggestion(request: RequestRecord) -> bool:
+    """Whether ``request`` is Claude Code's prompt-suggestion request (its last user message
+    starts ``[SUGGESTION MODE``), which it sends on its own after a turn."""
+    body = request.body
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+        return False
+    content = messages[-1].get("content")
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        content = texts[-1] if texts else None
+    return isinstance(content, str) and content.lstrip().startswith("[SUGGESTION MODE")
 
 
 # ------------------------------------------------------------------ the client side

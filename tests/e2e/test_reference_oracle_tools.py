@@ -53,7 +53,7 @@ import pytest
 
 from .fakeapi import MessageReply, Reply, RequestRecord, text_reply
 from .reference import ensure_reference
-from .test_acp_e2e import ROOT, Outcome
+from .test_acp_e2e import ROOT, Outcome, is_prompt_suggestion
 from .test_reference_oracle import IMPLS, OracleAgent, norm, seen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
@@ -482,7 +482,10 @@ def test_coding_turn_agrees(scenario: str, client: str, reference_package: Path,
             # Both scripts used up, every reply and nothing more.
             assert agent.script.left == 0, f"{impl}: {agent.script.left} scripted replies never requested"
             assert unscripted.requests == [], f"{impl}: requests past the script: {agent.api.summary()}"
-            assert len(agent.api.message_requests) == len(replies), agent.api.summary()
+            # Claude Code's own prompt-suggestion requests (the reference's CLI sends one after a
+            # turn, depending on timing) are answered outside the script (Script.__call__).
+            conversation = [r for r in agent.api.message_requests if not is_prompt_suggestion(r)]
+            assert len(conversation) == len(replies), agent.api.summary()
             observed[impl] = facets(out, spec.tools, agent.cwd)
             # The essentials, literally, on both sides.
             assert observed[impl]["answer"]["stopReason"] == "end_turn", (impl, observed[impl]["answer"])
