@@ -42,6 +42,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..intents import text_update
 from . import tool_calls
 
 __all__ = ["MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
@@ -53,11 +54,6 @@ MAX_STREAMED_CHARS: Final = 4 * 1024 * 1024
 
 _TEXT = "agent_message_chunk"
 _THOUGHT = "agent_thought_chunk"
-
-
-def chunk(kind: str, text: str) -> dict[str, Any]:
-    """A ``session/update`` text chunk (``agent_message_chunk`` or ``agent_thought_chunk``)."""
-    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
 
 
 class TurnUsage:
@@ -190,7 +186,7 @@ class StreamRenderer:
         kept = self._streamed[target]
         if len(kept) < MAX_STREAMED_CHARS:
             self._streamed[target] = kept + text
-        return [chunk(target, text)]
+        return [text_update(target, text)]
 
     def assistant(self, message: object) -> tuple[list[dict[str, Any]], bool]:
         """An ``AssistantMessage``: the updates to send before the ledger sees it (a remainder
@@ -208,13 +204,13 @@ class StreamRenderer:
             if thinking:
                 rest = self._consume(_THOUGHT, thinking)
                 if rest:
-                    updates.append(chunk(_THOUGHT, rest))
+                    updates.append(text_update(_THOUGHT, rest))
             if text and self._streamed[_TEXT]:
                 rest = self._consume(_TEXT, text)
                 if rest is not None:
                     shown = True
                     if rest:
-                        updates.append(chunk(_TEXT, rest))
+                        updates.append(text_update(_TEXT, rest))
             usage = getattr(message, "usage", None)
             # A streamed message's counts come from its stream (``message_delta`` has the final
             # ones; the consolidated message repeats ``message_start``'s).

@@ -560,7 +560,7 @@ def essentials(record: Any) -> tuple[Any, ...]:
     return (record.category, record.severity, record.title, tuple(record.actions))
 
 
-async def failing_turn(run: Run, sid: str, text: str) -> tuple[Any, list[Any], list[str]]:
+async def failing_turn(run: Run, sid: str, text: str) -> tuple[Any, list[Any]]:
     """Prompt ``sid``; the turn's response, its retry warnings' (id-free) essentials and titles."""
     start = len(run.frames)
     response = await run.conn.prompt(session_id=sid, prompt=[TextContentBlock(type="text", text=text)])
@@ -570,7 +570,7 @@ async def failing_turn(run: Run, sid: str, text: str) -> tuple[Any, list[Any], l
             record = read_record(m["params"]["update"].get("_meta"))
             if record is not None:
                 warnings.append(essentials(record))
-    return response, warnings, []
+    return response, warnings
 
 
 @pytest.mark.parametrize("where", ["between-tool-rounds", "mid-tool-stream"])
@@ -595,9 +595,9 @@ def test_an_api_failure_inside_a_tool_turn_settles_as_it_does_without_tools(tmp_
         script = Script(*plain, *tooled)
         async with agent(tmp_path, script, select("allow-once")) as run:
             _fill_cwd(script, run)
-            first, first_warnings, _ = await failing_turn(run, run.sid, "say hi")
+            first, first_warnings = await failing_turn(run, run.sid, "say hi")
             other = (await run.conn.new_session(cwd=str(run.workspace.cwd), mcp_servers=[])).session_id
-            second, second_warnings, _ = await failing_turn(run, other, "write f")
+            second, second_warnings = await failing_turn(run, other, "write f")
             assert script.left == 0  # every scripted reply was used: both turns really failed
             first_record, second_record = read_record(first.field_meta), read_record(second.field_meta)
             assert first_record is not None and second_record is not None
