@@ -25,22 +25,51 @@ CASES: dict[str, dict[str, Any]] = {
         "clientCapabilities": {"session": {"notices": {}}, "_meta": AIR},
         "clientInfo": {"name": "Zed", "version": "1"},
     },
+    "terminal": {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": True}}},
 }
-# Captured from the SDK-based handler before the fast path existed.
 AUTH = [
     {
         "id": "claude-login",
         "name": "Log in to Claude",
-        "description": "Run `claude /login` in a terminal (or set ANTHROPIC_API_KEY), then continue.",
+        "description": "Checks for Claude credentials: run `claude auth login` in a terminal (or set "
+        "ANTHROPIC_API_KEY), then continue.",
     }
 ]
+# The reference adapter's terminal logins (dist/acp-agent.js, ``initialize``), for a client that
+# runs them (``clientCapabilities.auth.terminal``).
+TERMINAL_AUTH = [
+    {
+        "id": "claude-ai-login",
+        "name": "Claude Subscription",
+        "description": "Use Claude subscription",
+        "type": "terminal",
+        "args": ["--cli", "auth", "login", "--claudeai"],
+    },
+    {
+        "id": "console-login",
+        "name": "Anthropic Console",
+        "description": "Use Anthropic Console (API usage billing)",
+        "type": "terminal",
+        "args": ["--cli", "auth", "login", "--console"],
+    },
+]
 INFO = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": "0.1.0"}
-CAPABLE = {"loadSession": True, "_meta": AIR}
+# Issue 20: exactly what works (images and embedded context, MCP over http and sse, session
+# list/resume/close, load).
+WORKS = {
+    "loadSession": True,
+    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+    "mcpCapabilities": {"http": True, "sse": True, "acp": False},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "auth": {"logout": {}},
+}
+CAPABLE = {**WORKS, "_meta": AIR}
 
 
 def _expected(case: str) -> dict[str, Any]:
-    caps = CAPABLE if case in ("capable", "notices") else {"loadSession": True}
-    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": AUTH, "agentInfo": INFO}
+    caps = CAPABLE if case in ("capable", "notices") else WORKS
+    auth = TERMINAL_AUTH + AUTH if case == "terminal" else AUTH
+    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": auth, "agentInfo": INFO}
 
 
 class _Writer:

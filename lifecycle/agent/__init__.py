@@ -8,9 +8,11 @@ stdout is the ACP protocol; every log line goes to stderr (structlog, ids and st
 
 Rules
 -----
-* One ``ClaudeSDKClient`` (one Claude Code process, a *runtime*) per ACP session, started at the
-  session's first prompt. The ACP session id is the Claude session id (``session_id=`` for a new
-  session, ``resume=`` once a transcript exists), so ``session/load`` finds the transcript.
+* One ``ClaudeSDKClient`` (one Claude Code process, a *runtime*) per ACP session, started in the
+  background when the session is created, loaded or resumed (a start that fails there is reported
+  by the first prompt, as its own start would be). The ACP session id is the Claude session id
+  (``session_id=`` for a new session, ``resume=`` once a transcript exists), so ``session/load``
+  finds the transcript.
 * Every prompt is sent as a user message whose ``uuid`` is the turn id, so Claude stores it under
   that uuid and a replayed failure keeps its live id.
 * The agent never decides how a prompt ends: it feeds events and returns what the ledger
@@ -49,7 +51,8 @@ Modules
 agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude
 Code's messages as updates: chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its
 result rendered as the reference adapter does), ``permissions`` (``can_use_tool`` as
-``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message). This package imports
+``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message), ``modes``
+(permission mode, model, effort and slash commands an editor can change). This package imports
 ``config`` and ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """
@@ -63,7 +66,7 @@ from .config import AUTH_METHOD_ID, AgentConfig, build_parser, config_from_args
 from .startup import _redact_log_fields, cli_main, serve
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import get_session_info, get_session_messages
+    from claude_agent_sdk import get_session_info, get_session_messages, list_sessions
 
     from .runtime import ClientFactory, SdkClient
     from .server import ClaudeAcpAgent
@@ -78,9 +81,11 @@ _LAZY = {
     # The session functions the agent calls, looked up here (tests replace them).
     "get_session_info": "claude_agent_sdk",
     "get_session_messages": "claude_agent_sdk",
+    "list_sessions": "claude_agent_sdk",
 }
 
-__all__ += ["_redact_log_fields", "build_parser", "config_from_args", "get_session_info", "get_session_messages"]
+__all__ += ["_redact_log_fields", "build_parser", "config_from_args"]
+__all__ += ["get_session_info", "get_session_messages", "list_sessions"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,10 +7,84 @@ import argparse
 import os
 from dataclasses import dataclass, replace
 
-__all__ = ["AUTH_METHOD_ID", "AgentConfig", "build_parser", "config_from_args"]
+__all__ = [
+    "AGENT_CAPABILITIES",
+    "AUTH_METHOD_ID",
+    "TERMINAL_AUTH_IDS",
+    "AgentConfig",
+    "auth_methods",
+    "build_parser",
+    "claude_cli",
+    "config_from_args",
+]
 
-#: The one authentication method advertised (``authenticate`` with it feeds ``AuthStatus``).
+#: The authentication method every client is offered: it checks for credentials (``authenticate``
+#: with it feeds ``AuthStatus``).
 AUTH_METHOD_ID = "claude-login"
+_AGENT_METHOD: dict[str, object] = {
+    "id": AUTH_METHOD_ID,
+    "name": "Log in to Claude",
+    "description": "Checks for Claude credentials: run `claude auth login` in a terminal (or set "
+    "ANTHROPIC_API_KEY), then continue.",
+}
+#: Terminal logins (ACP ``type: terminal``), the reference adapter's: the client runs this agent's
+#: own command with these arguments in a terminal, which runs Claude Code's login.
+_TERMINAL_METHODS: tuple[dict[str, object], ...] = (
+    {
+        "id": "claude-ai-login",
+        "name": "Claude Subscription",
+        "description": "Use Claude subscription",
+        "type": "terminal",
+        "args": ["--cli", "auth", "login", "--claudeai"],
+    },
+    {
+        "id": "console-login",
+        "name": "Anthropic Console",
+        "description": "Use Anthropic Console (API usage billing)",
+        "type": "terminal",
+        "args": ["--cli", "auth", "login", "--console"],
+    },
+)
+TERMINAL_AUTH_IDS = frozenset(str(m["id"]) for m in _TERMINAL_METHODS)
+
+
+def auth_methods(client_capabilities: object) -> list[dict[str, object]]:
+    """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
+    them (``clientCapabilities.auth.terminal``), then the credentials check."""
+    caps = client_capabilities if isinstance(client_capabilities, dict) else {}
+    auth = caps.get("auth")
+    terminal = isinstance(auth, dict) and auth.get("terminal") is True
+    methods = [dict(m, args=list(m["args"])) for m in _TERMINAL_METHODS] if terminal else []  # type: ignore[call-overload]
+    return [*methods, dict(_AGENT_METHOD)]
+
+
+def claude_cli(cli_path: str | None = None) -> str | None:
+    """The Claude Code executable sessions run: ``cli_path``, else the one bundled with
+    ``claude-agent-sdk``, else ``claude`` on the PATH."""
+    import shutil
+    from importlib.util import find_spec
+
+    if cli_path:
+        return cli_path
+    spec = find_spec("claude_agent_sdk")
+    if spec is not None and spec.origin:
+        from pathlib import Path
+
+        bundled = Path(spec.origin).parent / "_bundled" / "claude"
+        if bundled.is_file():
+            return str(bundled)
+    return shutil.which("claude")
+
+
+#: ``agentCapabilities`` as ``initialize`` answers them (before the ``sessionFailure`` ``_meta``):
+#: exactly what works. Kept here, in plain JSON, for the fast ``initialize`` and the agent alike.
+AGENT_CAPABILITIES: dict[str, object] = {
+    "loadSession": True,
+    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+    "mcpCapabilities": {"http": True, "sse": True, "acp": False},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "auth": {"logout": {}},
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +102,9 @@ class AgentConfig:
         idle_timeout: seconds a prompt waits for a cancelled turn to wind down before the runtime
             is replaced.
         cli_stderr: forward Claude Code's stderr lines to this process's stderr.
+        start_early: start a session's Claude Code in the background when the session is
+            created, loaded or resumed (its models and commands reach the editor before the
+            first prompt, which then finds it running) rather than at the first prompt.
     """
 
     model: str | None = None
@@ -38,6 +115,7 @@ class AgentConfig:
     connect_timeout: float = 60.0
     idle_timeout: float = 30.0
     cli_stderr: bool = False
+    start_early: bool = True
 
 
 def _env_int(name: str) -> int | None:
@@ -58,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--permission-mode",
         default=os.environ.get("LIFECYCLE_ACP_PERMISSION_MODE"),
-        choices=["default", "acceptEdits", "plan", "bypassPermissions"],
-        help="Claude's permission mode",
+        choices=["default", "acceptEdits", "plan", "dontAsk", "auto", "bypassPermissions"],
+        help="the permission mode sessions start in (an editor can change it per session)",
     )
     p.add_argument(
         "--log-level",
@@ -68,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="stderr log level",
     )
     p.add_argument("--cli-stderr", action="store_true", help="forward Claude Code's stderr to stderr")
+    p.add_argument(
+        "--cli",
+        action="store_true",
+        help="run Claude Code itself with the other arguments (an editor's terminal login runs "
+        "`lifecycle acp --cli auth login --console`)",
+    )
     return p
 
 

@@ -16,6 +16,11 @@ Rules
   ``reject_once``). "Always" is remembered for the session: Claude Code is given its own
   suggested rules with the destination ``session`` (never written to a settings file), and the
   session keeps the rule itself, so the same tool and rule are not asked about again.
+* ``ExitPlanMode`` (Claude asks to leave plan mode with its plan) has the reference's options:
+  "Yes, and use auto mode" (``exit-plan-auto``), "Yes, and bypass permissions" where Claude Code
+  allows that mode, "Yes, manually approve edits" (``exit-plan-default``), "No, keep planning".
+  A yes gives Claude Code the new mode (``setMode``, destination ``session``) and the editor a
+  ``current_mode_update``; so does an "always" answer whose rules switch the mode.
 * Reject gives Claude "User refused permission to run tool", which it can react to; a
   ``cancelled`` outcome cancels the turn (as ``session/cancel`` does) and interrupts Claude.
 * The question carries the tool call (title, kind, locations, raw input and, for an edit, its
@@ -68,6 +73,13 @@ WITHDRAWN_MESSAGE: Final = "Tool use aborted"
 UNREADABLE_MESSAGE: Final = "The permission request failed; the tool was not run"
 #: Rules remembered per session ("allow always").
 MAX_RULES: Final = 256
+PLAN_REJECTED_MESSAGE: Final = "User chose to keep planning"
+#: The options that leave plan mode, and the mode each switches to.
+EXIT_PLAN_MODES: Final = {
+    "exit-plan-auto": "auto",
+    "exit-plan-bypass": "bypassPermissions",
+    "exit-plan-default": "default",
+}
 
 _EDIT_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 _READ_TOOLS: Final = frozenset({"Read", "Glob", "Grep", "LS"})
@@ -95,6 +107,11 @@ class _Session(Protocol):
     def tool_refused(self, tool_use_id: str) -> None: ...
 
     async def cancel(self) -> None: ...
+
+    @property
+    def bypass_allowed(self) -> bool: ...
+
+    async def mode_changed_by_claude(self, mode: str) -> None: ...
 
 
 class _Connection(Protocol):
@@ -137,8 +154,20 @@ def _always_name(tool_name: str, tool_input: Mapping[str, Any]) -> str:
     return f"Yes, and don't ask again for {tool_name} during this session"
 
 
-def permission_options(tool_name: str, tool_input: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The options of a question: allow once, allow always, reject (ACP ``PermissionOption``)."""
+def permission_options(
+    tool_name: str, tool_input: Mapping[str, Any], *, bypass_allowed: bool = False
+) -> list[dict[str, str]]:
+    """The options of a question: allow once, allow always, reject (ACP ``PermissionOption``);
+    leaving plan mode has its own."""
+    if tool_name == "ExitPlanMode":
+        options = [{"optionId": "exit-plan-auto", "name": "Yes, and use auto mode", "kind": "allow_always"}]
+        if bypass_allowed:
+            options.append(
+                {"optionId": "exit-plan-bypass", "name": "Yes, and bypass permissions", "kind": "allow_always"}
+            )
+        options.append({"optionId": "exit-plan-default", "name": "Yes, manually approve edits", "kind": "allow_once"})
+        options.append({"optionId": REJECT, "name": "No, keep planning", "kind": "reject_once"})
+        return options
     return [
         {"optionId": ALLOW_ONCE, "name": "Yes", "kind": "allow_once"},
         {"optionId": ALLOW_ALWAYS, "name": _always_name(tool_name, tool_input), "kind": "allow_always"},
@@ -230,11 +259,20 @@ class PermissionBroker:
         if option == ALLOW_ONCE:
             await self._running(tool_id)
             return PermissionResultAllow(updated_input=tool_input)
+        if option in EXIT_PLAN_MODES and tool_name == "ExitPlanMode":
+            mode = EXIT_PLAN_MODES[option]
+            await self._running(tool_id)
+            await session.mode_changed_by_claude(mode)
+            update = PermissionUpdate(type="setMode", mode=mode, destination="session")  # type: ignore[arg-type]
+            return PermissionResultAllow(updated_input=tool_input, updated_permissions=[update])
         if option == ALLOW_ALWAYS:
             if len(self._rules) < MAX_RULES:
                 self._rules.add(rule_key(tool_name, tool_input))
             await self._running(tool_id)
             updates = _session_rules(list(context.suggestions or ()), tool_name)
+            for update in updates:
+                if update.type == "setMode" and isinstance(update.mode, str):
+                    await session.mode_changed_by_claude(update.mode)
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=updates or None)
         if option == "cancelled":
             # The client cancelled the question: the turn is cancelled (ACP: the client sends
@@ -244,7 +282,9 @@ class PermissionBroker:
             task.add_done_callback(self._tasks.discard)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
         if option == REJECT:
-            return PermissionResultDeny(message=DENIED_MESSAGE)
+            return PermissionResultDeny(
+                message=PLAN_REJECTED_MESSAGE if tool_name == "ExitPlanMode" else DENIED_MESSAGE
+            )
         return PermissionResultDeny(message=UNREADABLE_MESSAGE)
 
     async def _running(self, tool_id: str) -> None:
@@ -265,7 +305,8 @@ class PermissionBroker:
         fields = session.tool_call_for_question(tool_id, tool_name, tool_input)
         try:
             tool_call = ToolCallUpdate.model_validate(fields)
-            options = [PermissionOption.model_validate(o) for o in permission_options(tool_name, tool_input)]
+            offered = permission_options(tool_name, tool_input, bypass_allowed=session.bypass_allowed)
+            options = [PermissionOption.model_validate(o) for o in offered]
         except Exception as exc:  # a rendering the schema refuses: never ask with half a question
             log.error("permission.unrenderable", session_id=session.id, error_type=type(exc).__name__)
             return None
@@ -287,7 +328,7 @@ class PermissionBroker:
             self._request_ids.pop(tool_id, None)
             if not request.done():
                 request.cancel()
-        return _selected(response, tool_id)
+        return _selected(response, tool_id, [o["optionId"] for o in offered])
 
     async def withdraw(self, notify: Any = None) -> None:
         """Withdraw every open question (the turn left ``in_turn``): each request is cancelled on
@@ -303,7 +344,7 @@ class PermissionBroker:
                     await notify("$/cancel_request", {"requestId": request_id})
 
 
-def _selected(response: object, tool_id: str) -> str | None:
+def _selected(response: object, tool_id: str, offered: list[str]) -> str | None:
     """The selected option id, ``"cancelled"``, or None for anything unreadable or unknown."""
     outcome = getattr(response, "outcome", None)
     kind = getattr(outcome, "outcome", None)
@@ -313,7 +354,7 @@ def _selected(response: object, tool_id: str) -> str | None:
         log.warning("permission.malformed_answer", tool_use_id=tool_id)
         return None
     option = getattr(outcome, "option_id", None)
-    if option in (ALLOW_ONCE, ALLOW_ALWAYS, REJECT):
-        return str(option)
+    if isinstance(option, str) and option in offered:
+        return option
     log.warning("permission.unknown_option", tool_use_id=tool_id)
     return None

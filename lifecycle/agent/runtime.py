@@ -229,6 +229,32 @@ class _Runtime:
     async def interrupt(self) -> None:
         await self._client.interrupt()
 
+    async def server_info(self) -> dict[str, Any] | None:
+        """Claude Code's answer to the SDK's ``initialize`` (models, commands), if it gave one."""
+        getter = getattr(self._client, "get_server_info", None)
+        if getter is None:
+            return None
+        info = await getter()
+        return info if isinstance(info, dict) else None
+
+    async def set_mode(self, mode: str) -> None:
+        """Switch Claude Code's permission mode (no restart); raises what Claude Code answered."""
+        await self._client.set_permission_mode(mode)  # type: ignore[attr-defined]
+
+    async def set_model(self, model: str | None) -> None:
+        """Switch Claude Code's model (None: its default)."""
+        await self._client.set_model(model)  # type: ignore[attr-defined]
+
+    async def set_effort(self, level: str | None) -> None:
+        """Switch the effort level (None: the model's default) with the control request the
+        reference adapter's SDK sends (``apply_flag_settings``); the Python SDK has no public call
+        for it."""
+        query: Any = getattr(self._client, "_query", None)
+        send = getattr(query, "_send_control_request", None)
+        if send is None:
+            raise RuntimeError("this Claude SDK cannot change the effort of a running session")
+        await send({"subtype": "apply_flag_settings", "settings": {"effortLevel": level}})
+
     async def close(self) -> None:
         self._stop.set()
         self._go.set()

@@ -19,12 +19,16 @@ from acp import RequestError
 from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
-    AuthMethodAgent,
-    Implementation,
+    CloseSessionResponse,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionInfo,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 )
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
@@ -36,7 +40,8 @@ from ..history import load_history
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
-from .config import AUTH_METHOD_ID, AgentConfig
+from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .modes import MODE_CONFIG_ID, SessionSettings, SettingsError, bypass_allowed
 from .prompt import prompt_text
 from .runtime import ClientFactory
 from .session import _Session, sdk_function
@@ -115,10 +120,13 @@ class ClaudeAcpAgent:
         self._notices = False  # the client declared ACP session notices
         self._raw_caps: object = None  # the raw ``clientCapabilities`` of the initialize being handled
         self._sessions: dict[str, _Session] = {}
+        self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
+        self._server_info: dict[str, Any] | None = None  # the last models/commands Claude Code reported
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
+        _route_logout(conn, self)
         raw: Any = getattr(conn, "_conn", None)  # the SDK's JSON-RPC connection (request ids)
         if raw is not None and callable(getattr(raw, "add_observer", None)):
             raw.add_observer(self._observe)
@@ -169,18 +177,23 @@ class ClaudeAcpAgent:
             "include_partial_messages": True,
             "can_use_tool": session.permissions.can_use_tool,
         }
+        settings = session.settings
+        if settings.allow_bypass:
+            kw["extra_args"] = {"allow-dangerously-skip-permissions": None}
         if resume:
             kw["resume"] = session.id
         else:
             kw["session_id"] = session.id
-        if cfg.model:
-            kw["model"] = cfg.model
+        if settings.model != "default":
+            kw["model"] = settings.model
+        if settings.effort != "default":
+            kw["effort"] = settings.effort
         if cfg.max_turns is not None:
             kw["max_turns"] = cfg.max_turns
         if cfg.cli_path:
             kw["cli_path"] = cfg.cli_path
-        if cfg.permission_mode:
-            kw["permission_mode"] = cfg.permission_mode
+        if settings.mode != "default":
+            kw["permission_mode"] = settings.mode
         kw["stderr"] = _forward_stderr if cfg.cli_stderr else _cli_stderr_logger(session.id)
         return ClaudeAgentOptions(**kw)
 
@@ -195,14 +208,36 @@ class ClaudeAcpAgent:
             observer=observer,
             answers=self._answers,
         )
-        session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn)
+        cfg = self.config
+        settings = SessionSettings(
+            mode=cfg.permission_mode or "default",
+            model=cfg.model or "default",
+            allow_bypass=bypass_allowed(self._env),
+        )
+        if settings.mode == "bypassPermissions" and not settings.allow_bypass:
+            # Claude Code would refuse to start: the session starts in default, as the reference's.
+            log.warning("session.bypass_not_available", session_id=session_id)
+            settings.mode = "default"
+        settings.learn(self._server_info)  # what an earlier session's Claude Code offered
+        session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn, settings)
         self._sessions[session_id] = session
+        self._closed.pop(session_id, None)
         return session
+
+    def saw_server_info(self, info: dict[str, Any]) -> None:
+        """What a Claude Code reported (models, commands): a later session offers it at once."""
+        self._server_info = info
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"sessionId": session_id, "details": "unknown session"})
+            details = "session closed" if session_id in self._closed else "unknown session"
+            raise RequestError.invalid_params({"sessionId": session_id[:200], "details": details})
+        return session
+
+    def _started(self, session: _Session) -> _Session:
+        if self.config.start_early:
+            session.start_early()
         return session
 
     def _cwd(self, cwd: str) -> str:
@@ -222,23 +257,24 @@ class ClaudeAcpAgent:
         raw, self._raw_caps = self._raw_caps, None
         self._notices = notices_capable(raw if raw is not None else client_capabilities)
         log_initialize(self._negotiated, client_info, protocol_version)
-        return InitializeResponse(
-            protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=advertise(AgentCapabilities(load_session=True), self._negotiated),
-            auth_methods=[
-                AuthMethodAgent(
-                    id=AUTH_METHOD_ID,
-                    name="Log in to Claude",
-                    description="Run `claude /login` in a terminal (or set ANTHROPIC_API_KEY), then continue.",
-                )
-            ],
-            agent_info=Implementation(name="lifecycle-claude-acp", title="Claude (lifecycle)", version=__version__),
+        caps: Any = raw if raw is not None else client_capabilities
+        if caps is not None and not isinstance(caps, dict):
+            caps = caps.model_dump(by_alias=True, exclude_none=True)
+        return InitializeResponse.model_validate(
+            {
+                "protocolVersion": acp.PROTOCOL_VERSION,
+                "agentCapabilities": advertise(
+                    AgentCapabilities.model_validate(AGENT_CAPABILITIES), self._negotiated
+                ).model_dump(by_alias=True, exclude_none=True),
+                "authMethods": auth_methods(caps),
+                "agentInfo": {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__},
+            }
         )
 
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        if method_id != AUTH_METHOD_ID:
-            raise RequestError.invalid_params({"methodId": method_id, "details": "unknown auth method"})
+        if method_id != AUTH_METHOD_ID and method_id not in TERMINAL_AUTH_IDS:
+            raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
         ok = _credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)
         for session in list(self._sessions.values()):
@@ -248,6 +284,27 @@ class ClaudeAcpAgent:
         return AuthenticateResponse()
 
     @_guarded
+    async def logout(self, **kwargs: Any) -> dict[str, Any]:
+        """ACP ``logout``: Claude Code's own ``auth logout`` (it clears the stored login)."""
+        cli = claude_cli(self.config.cli_path)
+        if cli is None:
+            raise RequestError.internal_error({"details": "Claude Code was not found."})
+        proc = await asyncio.create_subprocess_exec(
+            cli, "auth", "logout", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL, env=dict(self._env),
+        )  # fmt: skip
+        try:
+            code = await asyncio.wait_for(proc.wait(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            code = None
+        log.info("agent.logout", exit_code=code)
+        if code != 0:
+            raise RequestError.internal_error({"details": "claude auth logout failed."})
+        return {}
+
+    @_guarded
     async def new_session(
         self,
         cwd: str,
@@ -255,9 +312,9 @@ class ClaudeAcpAgent:
         mcp_servers: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        session = self._open(str(uuid.uuid4()), self._cwd(cwd))
+        session = self._started(self._open(str(uuid.uuid4()), self._cwd(cwd)))
         log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, **_session_state(session))
 
     @_guarded
     async def load_session(
@@ -285,7 +342,80 @@ class ClaudeAcpAgent:
         )
         # Replayed through the fresh ledger before the answer (spec: session/load).
         await session.feed(history)
-        return LoadSessionResponse()
+        self._started(session)
+        return LoadSessionResponse(**_session_state(session))
+
+    @_guarded
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: Any = None,
+        mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """Like ``session/load`` without the replay: the stored Claude session continues."""
+        cwd = self._cwd(cwd)
+        info = await asyncio.to_thread(sdk_function("get_session_info"), session_id, directory=cwd)
+        if info is None:
+            raise RequestError.invalid_params({"sessionId": session_id[:200], "details": "no stored Claude session"})
+        old = self._sessions.pop(session_id, None)
+        if old is not None:
+            await old.close()
+        session = self._started(self._open(session_id, cwd))
+        log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
+        return ResumeSessionResponse(**_session_state(session))
+
+    @_guarded
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop the session's Claude Code and free its ledger; a later request on it is refused."""
+        session = self._session(session_id)
+        del self._sessions[session_id]
+        self._closed[session_id] = None
+        while len(self._closed) > _MAX_CLOSED:
+            del self._closed[next(iter(self._closed))]
+        await session.close()
+        log.info("session.close", session_id=session_id)
+        return CloseSessionResponse()
+
+    @_guarded
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The Claude sessions stored for ``cwd`` (every project without one), newest first."""
+        offset = 0
+        if cursor is not None:
+            if not cursor.isdigit() or len(cursor) > 9:
+                raise RequestError.invalid_params({"cursor": cursor[:80], "details": "invalid cursor"})
+            offset = int(cursor)
+        directory = self._cwd(cwd) if cwd is not None else None
+        found = await asyncio.to_thread(
+            sdk_function("list_sessions"), directory=directory, limit=_LIST_PAGE + 1, offset=offset
+        )
+        page = [_session_info(s, directory) for s in found[:_LIST_PAGE]]
+        more = len(found) > _LIST_PAGE
+        return ListSessionsResponse(sessions=page, next_cursor=str(offset + _LIST_PAGE) if more else None)
+
+    @_guarded
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        await self._set(session, MODE_CONFIG_ID, mode_id)
+        return SetSessionModeResponse()
+
+    @_guarded
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        await self._set(session, config_id, value)
+        return SetSessionConfigOptionResponse.model_validate({"configOptions": session.settings.config_options()})
+
+    async def _set(self, session: _Session, config_id: object, value: object) -> None:
+        try:
+            key, checked = session.settings.check_config(config_id, value)
+            await session.set_config(key, checked)
+        except SettingsError as exc:
+            raise RequestError.invalid_params({"details": str(exc)}) from None
 
     @_guarded
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -307,6 +437,43 @@ class ClaudeAcpAgent:
         sessions = list(self._sessions.values())
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+
+
+_MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")
+_LIST_PAGE = 100  # sessions per session/list page
+
+
+def _session_state(session: _Session) -> dict[str, Any]:
+    """The ``modes`` and ``configOptions`` of a session/new, load or resume answer."""
+    return {"modes": session.settings.modes(), "config_options": session.settings.config_options()}
+
+
+def _session_info(info: Any, directory: str | None) -> SessionInfo:
+    """One stored Claude session as ACP ``SessionInfo`` (title: its summary or first prompt)."""
+    title = getattr(info, "custom_title", None) or getattr(info, "summary", None) or getattr(info, "first_prompt", None)
+    modified = getattr(info, "last_modified", None)
+    updated = None
+    if isinstance(modified, (int, float)) and modified > 0:
+        from datetime import UTC, datetime
+
+        updated = datetime.fromtimestamp(modified / 1000, UTC).isoformat().replace("+00:00", "Z")
+    return SessionInfo(
+        session_id=str(getattr(info, "session_id", "")),
+        cwd=str(getattr(info, "cwd", None) or directory or ""),
+        title=title[:200] if isinstance(title, str) and title else None,
+        updated_at=updated,
+    )
+
+
+def _route_logout(conn: Any, agent: ClaudeAcpAgent) -> None:
+    """Route ACP ``logout`` to :meth:`ClaudeAcpAgent.logout` (the ACP SDK 0.12.1 knows the
+    method's models but routes no ``logout`` request)."""
+    from acp.schema import LogoutRequest
+    from acp.utils import normalize_result
+
+    router = getattr(getattr(conn, "_conn", None), "_handler", None)
+    if router is not None and callable(getattr(router, "route_request", None)):
+        router.route_request("logout", LogoutRequest, agent, "logout", adapt_result=normalize_result)
 
 
 def _forward_stderr(line: str) -> None:
@@ -332,7 +499,8 @@ async def run(config: AgentConfig, transport: StdioTransport, state: ClientState
     transport.on_initialize = agent.saw_client_capabilities
     try:
         # The SDK answers -32601 for the ``acp.Agent`` methods this agent leaves out.
-        await acp.run_agent(cast(acp.Agent, agent), transport)
+        # ``use_unstable_protocol``: session/resume and session/close are unstable in this SDK.
+        await acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True)
     finally:
         await agent.shutdown()
         log.info("agent.stop")

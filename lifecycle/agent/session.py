@@ -19,6 +19,7 @@ from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
 from . import tool_calls
 from .config import AgentConfig
+from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .runtime import ClientFactory, _Runtime
 from .stream import StreamRenderer
@@ -33,6 +34,8 @@ class _Agent(Protocol):
     def claude_options(self, session: Any, *, resume: bool) -> Any: ...
 
     async def cancel_request(self, method: str, params: Any) -> None: ...
+
+    def saw_server_info(self, info: dict[str, Any]) -> None: ...
 
 
 log = structlog.get_logger("lifecycle.agent")
@@ -66,8 +69,10 @@ class _Session:
         cwd: str,
         publisher: SessionPublisher,
         conn: Any = None,
+        settings: SessionSettings | None = None,
     ) -> None:
         self.agent = agent
+        self.settings = settings or SessionSettings()
         self.id = session_id
         self.cwd = cwd
         self.publisher = publisher
@@ -80,6 +85,8 @@ class _Session:
         self.cancelled: set[str] = set()  # turns sent to Claude whose remaining events are dropped
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
+        self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
+        self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
         if self.closed:
@@ -122,8 +129,34 @@ class _Session:
     def tool_refused(self, tool_use_id: str) -> None:
         self.renderer.mark_refused(tool_use_id)
 
+    # -------------------------------------------------------------- starting Claude Code
+
+    def start_early(self) -> None:
+        """Start Claude Code now, in the background, so the first prompt finds it running and the
+        editor learns the models and commands it offers. Best effort: a start that fails is
+        reported by the first prompt, as its own start would have been."""
+        if self._early is None and not self.closed:
+            self._early = asyncio.ensure_future(self._start_early())
+
+    async def _start_early(self) -> None:
+        try:
+            await self._ensure_runtime()
+        except Exception as exc:
+            log.info("runtime.early_start_failed", session_id=self.id, error_type=type(exc).__name__)
+            self._early_failure = exc  # the first prompt reports it (the next start replaces)
+
     async def ensure_runtime(self) -> _Runtime:
-        """The live runtime, starting (or replacing) one when needed."""
+        """The live runtime, starting (or replacing) one when needed (after an early start still
+        under way; the failure of an early start is this start's)."""
+        early = self._early
+        if early is not None and not early.done():
+            await asyncio.shield(early)
+        failure, self._early_failure = self._early_failure, None
+        if failure is not None:
+            raise failure
+        return await self._ensure_runtime()
+
+    async def _ensure_runtime(self) -> _Runtime:
         rt = self.runtime
         if rt is not None and rt.alive:
             if rt.idle:
@@ -149,7 +182,76 @@ class _Session:
         new.generation = ledger.runtime
         self.runtime = new
         new.begin()
+        await self._learn(new)
         return new
+
+    async def _learn(self, rt: _Runtime) -> None:
+        """Show what a new Claude Code offers: its models (``config_option_update``) and its slash
+        commands (``available_commands_update``)."""
+        try:
+            info = await rt.server_info()
+        except Exception as exc:
+            log.info("runtime.server_info_failed", session_id=self.id, error_type=type(exc).__name__)
+            return
+        if info is not None:
+            self.agent.saw_server_info(info)
+        if not self.settings.learn(info):
+            return
+        if self.settings.model not in [m["value"] for m in self.settings.models] and self.settings.models:
+            log.info("session.model_not_listed", session_id=self.id)
+        await self.show(
+            [
+                {"sessionUpdate": "config_option_update", "configOptions": self.settings.config_options()},
+                {"sessionUpdate": "available_commands_update", "availableCommands": self.settings.commands},
+            ]
+        )
+
+    # -------------------------------------------------------------- mode, model, effort
+
+    async def set_config(self, config_id: str, value: str) -> None:
+        """Apply a checked choice to the running Claude Code (no restart) and keep it for the
+        next runtime. Raises :class:`SettingsError` (the choice is not kept) when Claude Code
+        refuses it."""
+        rt = self.runtime
+        live = rt is not None and rt.alive
+        try:
+            if live and rt is not None:
+                if config_id == MODE_CONFIG_ID:
+                    await asyncio.wait_for(rt.set_mode(value), 30)
+                elif config_id == MODEL_CONFIG_ID:
+                    await asyncio.wait_for(rt.set_model(value), 30)
+                elif config_id == EFFORT_CONFIG_ID:
+                    await asyncio.wait_for(rt.set_effort(None if value == "default" else value), 30)
+        except Exception as exc:
+            log.warning(
+                "session.config_refused", session_id=self.id, config_id=config_id, error_type=type(exc).__name__
+            )
+            raise SettingsError(f"Claude Code refused {config_id} {value!r}; it is unchanged.") from None
+        if config_id == MODE_CONFIG_ID:
+            self.settings.mode = value
+        elif config_id == MODEL_CONFIG_ID:
+            self.settings.model = value
+            if self.settings.effort not in ("default", *self.settings.effort_levels()):
+                self.settings.effort = "default"
+        else:
+            self.settings.effort = value
+        log.info("session.config_set", session_id=self.id, config_id=config_id, value=value, live=live)
+
+    @property
+    def bypass_allowed(self) -> bool:
+        return self.settings.allow_bypass
+
+    async def mode_changed_by_claude(self, mode: str) -> None:
+        """Claude Code switched its own mode (a plan was accepted): tell the editor."""
+        if mode == self.settings.mode:
+            return
+        self.settings.mode = mode
+        await self.show(
+            [
+                {"sessionUpdate": "current_mode_update", "currentModeId": mode},
+                {"sessionUpdate": "config_option_update", "configOptions": self.settings.config_options()},
+            ]
+        )
 
     async def run_prompt(self, text: str) -> PromptResponse:
         prompt = _Prompt()
@@ -260,6 +362,11 @@ class _Session:
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
+        early = self._early
+        if early is not None and not early.done():
+            early.cancel()
+            with contextlib.suppress(BaseException):
+                await early
         for prompt in self.prompts:
             prompt.cancelled.set()
         if self.current_turn is not None and not self.closed:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import importlib
 import logging
 import signal
@@ -32,7 +33,7 @@ from .. import __version__
 from ..log import configure_logging
 from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
 from ..redaction import redact
-from .config import AUTH_METHOD_ID, AgentConfig, build_parser, config_from_args
+from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -47,17 +48,11 @@ PROTOCOL_VERSION: Final = 1
 RESERVED_KWARGS: Final = frozenset(
     {
         "self", "protocol_version", "client_capabilities", "client_info", "method_id", "cwd",
-        "additional_directories", "mcp_servers", "session_id", "prompt",
+        "additional_directories", "mcp_servers", "session_id", "prompt", "mode_id", "config_id", "value",
+        "cursor",
     }
 )  # fmt: skip
 
-_AUTH_METHODS: Final = (
-    {
-        "id": AUTH_METHOD_ID,
-        "name": "Log in to Claude",
-        "description": "Run `claude /login` in a terminal (or set ANTHROPIC_API_KEY), then continue.",
-    },
-)
 _AGENT_INFO: Final = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__}
 
 # Capability sub-objects whose fields the fast path checks, and those it only checks are objects.
@@ -140,14 +135,14 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
     assert isinstance(params, dict)
     caps = params.get("clientCapabilities")
     state = ClientState(negotiate(caps or {}), notices_capable(caps or {}))
-    agent_caps: dict[str, Any] = {"loadSession": True}
+    agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)
     if meta:
         agent_caps["_meta"] = meta
     result = {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_caps,
-        "authMethods": [dict(m) for m in _AUTH_METHODS],
+        "authMethods": auth_methods(caps),
         "agentInfo": dict(_AGENT_INFO),
     }
     return result, state
@@ -241,8 +236,24 @@ def _redact_log_fields(logger: Any, method: str, event: MutableMapping[str, Any]
 # ------------------------------------------------------------------ process entry
 
 
+def _run_claude_code(args: list[str]) -> int:
+    """Replace this process by Claude Code with ``args`` (the terminal it runs in is the user's)."""
+    import os
+
+    cli = claude_cli(os.environ.get("LIFECYCLE_ACP_CLI"))
+    if cli is None:
+        sys.stderr.write("lifecycle acp --cli: Claude Code was not found (set LIFECYCLE_ACP_CLI)\n")
+        return 127
+    sys.stdout.flush()
+    os.execv(cli, [cli, *args])
+    return 0  # pragma: no cover (execv does not return)
+
+
 def cli_main(argv: list[str]) -> int:
-    """``lifecycle acp [options]``: serve ACP on stdin/stdout until the client goes away."""
+    """``lifecycle acp [options]``: serve ACP on stdin/stdout until the client goes away;
+    ``lifecycle acp --cli ARGS``: run Claude Code itself with ``ARGS`` (a terminal login)."""
+    if "--cli" in argv:
+        return _run_claude_code([a for a in argv if a != "--cli"])
     args = build_parser().parse_args(argv)
     level = getattr(logging, str(args.log_level).upper())
     configure_logging(sys.stderr, level=level)

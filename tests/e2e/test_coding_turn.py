@@ -36,6 +36,7 @@ from lifecycle import read_record
 
 from .claude_cli import AgentWorkspace, session_cli_pid
 from .fakeapi import FakeAnthropicAPI, MessageReply, RawSSEReply, RequestRecord, error_reply, text_reply
+from .test_acp_e2e import turn_frame
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -136,11 +137,17 @@ class Run:
     def incoming(self) -> list[dict[str, Any]]:
         return [m for d, m in self.frames if d == StreamDirection.INCOMING]
 
-    def updates(self) -> list[dict[str, Any]]:
-        return [m["params"]["update"] for m in self.incoming() if m.get("method") == "session/update"]
+    def updates(self, *, state: bool = False) -> list[dict[str, Any]]:
+        """The session updates received; without the session's state updates (models, commands,
+        mode: see tests/e2e/test_session_settings.py) unless ``state``."""
+        return [
+            m["params"]["update"]
+            for m in self.incoming()
+            if m.get("method") == "session/update" and (state or turn_frame(m))
+        ]
 
     def of(self, kind: str) -> list[dict[str, Any]]:
-        return [u for u in self.updates() if u["sessionUpdate"] == kind]
+        return [u for u in self.updates(state=True) if u["sessionUpdate"] == kind]
 
     def texts(self, kind: str = "agent_message_chunk") -> list[str]:
         return [u["content"]["text"] for u in self.of(kind)]

@@ -42,7 +42,7 @@ from .fakeapi import (
     echo_reply,
     gateway_jwt,
 )
-from .test_acp_e2e import AIR, MAX_RETRIES, SUCCESS_KINDS, SUCCESS_RESULT, Script
+from .test_acp_e2e import AIR, MAX_RETRIES, SUCCESS_KINDS, SUCCESS_RESULT, Script, turn_frame
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -201,7 +201,7 @@ class RawAgent(AgentWorkspace):
 
     def session_frames(self, sid: str, start: int = 0) -> list[dict[str, Any]]:
         with self._cond:
-            return [f for f in self.frames[start:] if f.get("params", {}).get("sessionId") == sid]
+            return [f for f in self.frames[start:] if f.get("params", {}).get("sessionId") == sid and turn_frame(f)]
 
     @property
     def alive(self) -> bool:
