@@ -50,8 +50,9 @@ __all__ = [
     "uri_link",
 ]
 
-#: ``agentCapabilities.promptCapabilities`` on the wire: images and embedded context, no audio.
-PROMPT_CAPABILITIES: Final[Mapping[str, bool]] = {"image": True, "embeddedContext": True}
+#: ``agentCapabilities.promptCapabilities`` on the wire: images and embedded context, no audio
+#: (every field written out, as the ACP SDK's model dumps it).
+PROMPT_CAPABILITIES: Final[Mapping[str, bool]] = {"image": True, "audio": False, "embeddedContext": True}
 
 #: What Claude Code is sent: one string (text alone) or a list of Messages API content blocks.
 PromptContent = str | list[dict[str, Any]]
@@ -159,9 +160,7 @@ def _image(block: Any) -> dict[str, Any]:
     if isinstance(data, str) and data:
         mime = _base_mime(_field(block, "mime_type"))
         if mime not in IMAGE_MIME_TYPES:
-            raise PromptRefused(
-                f"Images of type {mime} are not supported (PNG, JPEG, GIF or WebP)", {"mimeType": mime}
-            )
+            raise PromptRefused(f"Images of type {mime} are not supported (PNG, JPEG, GIF or WebP)", {"mimeType": mime})
         source = {"type": "base64", "media_type": mime, "data": _checked_base64(data, "image")}
         return {"type": "image", "source": source}
     if isinstance(uri, str) and uri.startswith(("http://", "https://")):
