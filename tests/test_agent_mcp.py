@@ -13,6 +13,7 @@ import acp
 import pytest
 from acp.schema import AcpMcpServer, EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 from test_acp_glue import FakeClaude, Wire
+from test_agent_prompt import recording_agent
 
 from lifecycle import read_record
 from lifecycle.agent.mcp import MCP_CAPABILITIES, McpServers, mcp_capabilities, mcp_config
@@ -150,16 +151,7 @@ class InitClaude(FakeClaude):
 def test_the_agent_passes_the_servers_and_reports_a_failed_one_once(
     capable: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
-    clients: list[InitClaude] = []
-
-    def factory(options: Any) -> Any:
-        clients.append(InitClaude(options))
-        return clients[-1]
-
-    agent = ClaudeAcpAgent(client_factory=factory)
+    agent, clients = recording_agent(tmp_path, monkeypatch, InitClaude)
     servers = [
         McpServerStdio(name="files", command="files-mcp", args=[], env=[EnvVariable(name="K", value="v")]),
         McpServerStdio(name="broken", command="false", args=[], env=[]),

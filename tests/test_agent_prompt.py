@@ -244,19 +244,26 @@ def test_an_empty_prompt_is_refused(blocks: list[Any]) -> None:
 # ------------------------------------------------------------------ through the agent
 
 
-def test_the_agent_sends_content_blocks_and_answers_minus_32602_for_audio(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def recording_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claude: type[FakeClaude] = FakeClaude
+) -> tuple[Any, list[Any]]:
+    """A :class:`ClaudeAcpAgent` whose runtimes are ``claude`` stand-ins, and the list of them."""
     from lifecycle.agent import ClaudeAcpAgent
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
     clients: list[FakeClaude] = []
 
     def factory(options: Any) -> Any:
-        clients.append(FakeClaude(options))
+        clients.append(claude(options))
         return clients[-1]
 
-    agent = ClaudeAcpAgent(client_factory=factory)
+    return ClaudeAcpAgent(client_factory=factory), clients
+
+
+def test_the_agent_sends_content_blocks_and_answers_minus_32602_for_audio(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, clients = recording_agent(tmp_path, monkeypatch)
 
     async def go() -> tuple[RequestError, Any, Any]:
         wire = Wire(agent)  # type: ignore[arg-type]
