@@ -3,8 +3,10 @@
 Anthropic API on 127.0.0.1.
 
 * A stdio server that exists (``mcp_echo_server.py``, a tiny MCP server speaking stdio) is started
-  by Claude Code: its tool reaches the model in the API request's tools list as
-  ``mcp__<server>__echo``, and a call of it returns the server's answer to the model.
+  by Claude Code: its tool reaches the model as ``mcp__<server>__echo`` (named in the API request:
+  CLI 2.1.332 defers MCP tools behind ``ToolSearch``), and a call of it, asked about and allowed,
+  returns the server's answer to the model. The same for an ``http`` and an ``sse`` server
+  (``HttpEchoServer``, on 127.0.0.1).
 * A server that fails to start (a command that exits at once) is shown as the reference adapter
   shows it, per client kind: an ACP ``notice`` for a client that declared ``session.notices``, a
   ``sessionFailure`` notice record for a capable client, the reference's bold-label line for a
@@ -24,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import EnvVariable, McpServerStdio
+from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from lifecycle import read_record
 
 from .fakeapi import RequestRecord, text_reply
+from .mcp_echo_server import HttpEchoServer
 from .test_coding_turn import AIR, Run, Script, body_of, select, tool_results, tool_turn, tool_use
 from .test_coding_turn import agent as coding_agent
 
@@ -99,6 +102,35 @@ def test_a_stdio_server_reaches_claude_code_and_its_tool_runs(tmp_path: Path) ->
             assert text == "echo: ping"
             assert run.records() == []
             assert run.of("notice") == []
+
+    run_async(go())
+
+
+@pytest.mark.parametrize("kind", ["http", "sse"])
+def test_an_http_or_sse_server_reaches_claude_code_and_its_tool_runs(kind: str, tmp_path: Path) -> None:
+    async def go() -> None:
+        script = Script(
+            tool_turn(tool_use("mcp__web__echo", "toolu_echo2", text="over the wire")),
+            text_reply("It echoed."),
+        )
+        with HttpEchoServer() as web:
+            header = [HttpHeader(name="X-Test", value="1")]
+            server: Any = (
+                HttpMcpServer(type="http", name="web", url=f"{web.url}/mcp", headers=header)
+                if kind == "http"
+                else SseMcpServer(type="sse", name="web", url=f"{web.url}/sse", headers=header)
+            )
+            async with agent(tmp_path, script, "capable", [server]) as run:
+                response = await run.prompt("use the echo tool")
+                assert response.stop_reason == "end_turn"
+                first, second = run.api.message_requests[:2]
+                assert "mcp__web__echo" in offered_tools(first)
+                (result,) = tool_results(second)
+                content = result["content"]
+                text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+                assert (result["tool_use_id"], text) == ("toolu_echo2", "echo: over the wire")
+                assert run.of("notice") == [] and run.records() == []
+            assert {"initialize", "tools/list", "tools/call"} <= set(web.requests)
 
     run_async(go())
 
