@@ -207,3 +207,25 @@ def test_no_servers_no_option() -> None:
     agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
     session = agent._open("s", "/tmp")
     assert agent.claude_options(session, resume=False).mcp_servers == {}
+
+
+def test_session_load_passes_its_servers_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import lifecycle.agent as agent_module
+
+    stored = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "earlier"}},
+    ]
+    monkeypatch.setattr(agent_module, "get_session_messages", lambda session_id, directory: stored)
+    agent, clients = recording_agent(tmp_path, monkeypatch)
+    servers = [SseMcpServer(type="sse", name="events", url="http://127.0.0.1:9/sse", headers=[])]
+
+    async def go() -> Any:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        await wire.conn.initialize(protocol_version=1)
+        await wire.conn.load_session(cwd=str(tmp_path), session_id="stored-session", mcp_servers=servers)
+        return await wire.conn.prompt(session_id="stored-session", prompt=[acp.text_block("again")])
+
+    answer = asyncio.run(asyncio.wait_for(go(), 10))
+    assert answer.stop_reason == "end_turn"
+    (client,) = clients
+    assert client.options.mcp_servers == {"events": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}
