@@ -9,7 +9,8 @@ Requests: ``initialize`` (answered with the protocol version the client asked fo
 * :class:`HttpEchoServer`, on 127.0.0.1 only: ``POST /mcp`` is MCP's streamable HTTP (each request
   answered with one JSON body, a notification with 202), and ``GET /sse`` the legacy HTTP+SSE
   transport (an ``endpoint`` event naming ``/messages?session=<n>``, whose POSTs are answered 202
-  and the replies sent as ``message`` events on the stream). ``requests`` logs every method seen.
+  and the replies sent as ``message`` events on the stream). ``requests`` logs every method seen,
+  ``authorizations`` the ``Authorization`` headers of the POSTs.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class HttpEchoServer:
 
     def __init__(self) -> None:
         self.requests: list[str] = []
+        self.authorizations: set[str] = set()  # the ``Authorization`` headers received
         self._streams: dict[str, queue.Queue[dict[str, Any] | None]] = {}
         self._ids = itertools.count(1)
         owner = self
@@ -100,6 +102,7 @@ class HttpEchoServer:
                 self.wfile.write(body)
 
             def do_POST(self) -> None:
+                owner.authorizations.add(self.headers.get("Authorization") or "")
                 request = self._body()
                 if isinstance(request, dict):
                     owner.requests.append(str(request.get("method")))

@@ -39,6 +39,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 #: Claude Code's list of deferred tools (in a JSON-encoded message text: newlines are ``\\n``)
 DEFERRED = re.compile(r"deferred tools are now available via ToolSearch\..*?:\\n((?:[A-Za-z0-9_]+\\n)+)")
+SECRET = "mcp-token-7f3a9c1e"  # an MCP server's credential (a header value)
 ECHO_SERVER = Path(__file__).with_name("mcp_echo_server.py")
 #: the raw ``clientCapabilities`` of each client kind (the SDK's model drops ``session.notices``)
 CLIENTS: dict[str, dict[str, Any]] = {
@@ -114,7 +115,7 @@ def test_an_http_or_sse_server_reaches_claude_code_and_its_tool_runs(kind: str, 
             text_reply("It echoed."),
         )
         with HttpEchoServer() as web:
-            header = [HttpHeader(name="X-Test", value="1")]
+            header = [HttpHeader(name="Authorization", value=f"Bearer {SECRET}")]
             server: Any = (
                 HttpMcpServer(type="http", name="web", url=f"{web.url}/mcp", headers=header)
                 if kind == "http"
@@ -131,6 +132,10 @@ def test_an_http_or_sse_server_reaches_claude_code_and_its_tool_runs(kind: str, 
                 assert (result["tool_use_id"], text) == ("toolu_echo2", "echo: over the wire")
                 assert run.of("notice") == [] and run.records() == []
             assert {"initialize", "tools/list", "tools/call"} <= set(web.requests)
+            # The client's header reached the server, and nowhere else (the agent's log, its frames).
+            assert web.authorizations == {f"Bearer {SECRET}"}
+            assert SECRET not in run.workspace.stderr_path.read_text()
+            assert SECRET not in json.dumps(run.incoming())  # nothing the agent sent the client
 
     run_async(go())
 
