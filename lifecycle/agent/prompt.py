@@ -18,8 +18,8 @@ Rules
   not take, a blob of any other type (``application/zip``: the reference's v2 prompts refuse it
   too), and a prompt with nothing in it.
 * A prompt of text alone (text, links, text resources) is sent as one string, the blocks joined by
-  a blank line, so Claude Code stores and recognises it as it always did (slash commands, the
-  transcript's user message); any image or document makes it a list of content blocks.
+  a blank line: the user message stays what this agent sent before images (the transcript keeps it
+  as one string); any image or document makes it a list of content blocks.
 
 Theory of operation
 -------------------

@@ -117,18 +117,27 @@ def test_both_agents_show_a_failed_mcp_server_alike(client: str, reference_packa
             # Literally, on both sides: not a failure of the turn, Claude answered.
             assert observed[impl].answer == {"stopReason": "end_turn"}, (impl, observed[impl])
             assert observed[impl].text[-3:] == HELLO, (impl, observed[impl].text)
-    problems = []
-    for name in ("answer", "records", "notices", "text"):
-        mine, theirs = getattr(observed["ours"], name), getattr(observed["reference"], name)
-        listed = KNOWN.get((client, name))
-        if mine == theirs and listed is not None:
-            problems.append(f"{name}: listed ({listed[0]}) but both agree now: {mine!r}")
-        elif mine != theirs and (listed is None or not listed[1](mine, theirs)):
-            problems.append(
-                f"{name}: {'un' if listed is None else 'not the '}listed difference\n  ours: {mine!r}\n"
-                f"  reference: {theirs!r}"
-            )
+    ours, ref = observed["ours"].__dict__, observed["reference"].__dict__
+    problems = unexplained(ours, ref, ("answer", "records", "notices", "text"), lambda name: KNOWN.get((client, name)))
     assert not problems, f"{client}:\n" + "\n".join(problems)
+
+
+def unexplained(
+    ours: dict[str, Any], ref: dict[str, Any], names: tuple[str, ...], listed: Callable[[str], tuple[str, Check] | None]
+) -> list[str]:
+    """Each facet of ``names`` that differs without ``listed(name)`` describing the difference
+    exactly, or that is listed and no longer differs."""
+    problems = []
+    for name in names:
+        mine, theirs, known = ours[name], ref[name], listed(name)
+        if mine == theirs and known is not None:
+            problems.append(f"{name}: listed ({known[0]}) but both agree now: {mine!r}")
+        elif mine != theirs and (known is None or not known[1](mine, theirs)):
+            problems.append(
+                f"{name}: {'un' if known is None else 'not the '}listed difference\n"
+                f"  ours:      {mine!r}\n  reference: {theirs!r}"
+            )
+    return problems
 
 
 def test_every_listed_point_is_used() -> None:
