@@ -51,8 +51,9 @@ Modules
 agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude
 Code's messages as updates: chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its
 result rendered as the reference adapter does), ``permissions`` (``can_use_tool`` as
-``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message), ``modes``
-(permission mode, model, effort and slash commands an editor can change). This package imports
+``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message), ``mcp`` (the
+client's MCP servers as Claude Code's option; a failed one as a notice), ``modes`` (permission
+mode, model, effort and slash commands an editor can change). This package imports
 ``config`` and ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

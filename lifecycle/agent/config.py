@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 __all__ = [
     "AGENT_CAPABILITIES",
     "AUTH_METHOD_ID",
+    "MCP_CAPABILITIES",
+    "PROMPT_CAPABILITIES",
     "TERMINAL_AUTH_IDS",
     "AgentConfig",
     "auth_methods",
@@ -78,10 +81,14 @@ def claude_cli(cli_path: str | None = None) -> str | None:
 
 #: ``agentCapabilities`` as ``initialize`` answers them (before the ``sessionFailure`` ``_meta``):
 #: exactly what works. Kept here, in plain JSON, for the fast ``initialize`` and the agent alike.
+#: Prompts: images and embedded context (:mod:`lifecycle.agent.prompt`), no audio.
+PROMPT_CAPABILITIES: Mapping[str, bool] = {"image": True, "audio": False, "embeddedContext": True}
+#: MCP servers over HTTP and SSE (stdio always), not ACP-transported ones (:mod:`lifecycle.agent.mcp`).
+MCP_CAPABILITIES: Mapping[str, bool] = {"http": True, "sse": True, "acp": False}
 AGENT_CAPABILITIES: dict[str, object] = {
     "loadSession": True,
-    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-    "mcpCapabilities": {"http": True, "sse": True, "acp": False},
+    "promptCapabilities": dict(PROMPT_CAPABILITIES),
+    "mcpCapabilities": dict(MCP_CAPABILITIES),
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
     "auth": {"logout": {}},
 }

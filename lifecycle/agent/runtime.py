@@ -15,6 +15,8 @@ from claude_agent_sdk import ClaudeAgentOptions
 from ..claude import from_sdk_exception, from_sdk_message
 from ..errors import LifecycleError
 from ..events import ApiRetry, Assistant, Event, InternalError, ModelFallback, QueryEnded, Result
+from .mcp import McpServers, report_startup_failures
+from .prompt import PromptContent
 from .stream import StreamRenderer
 
 
@@ -24,6 +26,7 @@ class _Owner(Protocol):
     id: str
     cancelled: set[str]
     renderer: StreamRenderer
+    mcp: McpServers
 
     @property
     def runtime_generation(self) -> int: ...
@@ -160,6 +163,8 @@ class _Runtime:
             if not dropped and self.generation_current():
                 await self.session.show(renderer.stream_event(message))
             return
+        if kind == "SystemMessage" and self.generation_current():
+            await report_startup_failures(self.session, message)  # a client MCP server that failed to start
         is_result = kind == "ResultMessage"
         try:
             event = from_sdk_message(message)
@@ -194,15 +199,16 @@ class _Runtime:
         """Whether this runtime is the session's current one (a replaced runtime shows nothing)."""
         return self.session.runtime_generation == self.generation
 
-    async def send(self, turn_id: str, text: str) -> None:
-        """Write the user message (``uuid`` = the turn id) to Claude Code."""
+    async def send(self, turn_id: str, content: PromptContent) -> None:
+        """Write the user message (``uuid`` = the turn id; ``content`` a string or content blocks,
+        :func:`lifecycle.agent.prompt.prompt_content`) to Claude Code."""
         self._inflight = turn_id
         self._idle.clear()
 
         async def one() -> AsyncIterator[dict[str, Any]]:
             yield {
                 "type": "user",
-                "message": {"role": "user", "content": text},
+                "message": {"role": "user", "content": content},
                 "parent_tool_use_id": None,
                 "uuid": turn_id,
             }

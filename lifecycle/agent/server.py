@@ -41,8 +41,9 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .mcp import McpServers
 from .modes import MODE_CONFIG_ID, SessionSettings, SettingsError, bypass_allowed
-from .prompt import prompt_text
+from .prompt import PromptRefused, prompt_content
 from .runtime import ClientFactory
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
@@ -195,6 +196,8 @@ class ClaudeAcpAgent:
         if settings.mode != "default":
             kw["permission_mode"] = settings.mode
         kw["stderr"] = _forward_stderr if cfg.cli_stderr else _cli_stderr_logger(session.id)
+        if session.mcp.config:
+            kw["mcp_servers"] = session.mcp.config
         return ClaudeAgentOptions(**kw)
 
     def _open(self, session_id: str, cwd: str) -> _Session:
@@ -312,7 +315,9 @@ class ClaudeAcpAgent:
         mcp_servers: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        session = self._started(self._open(str(uuid.uuid4()), self._cwd(cwd)))
+        session = self._open(str(uuid.uuid4()), self._cwd(cwd))
+        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        self._started(session)
         log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
         return NewSessionResponse(session_id=session.id, **_session_state(session))
 
@@ -333,6 +338,7 @@ class ClaudeAcpAgent:
         if old is not None:
             await old.close()
         session = self._open(session_id, cwd)
+        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -362,7 +368,9 @@ class ClaudeAcpAgent:
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await old.close()
-        session = self._started(self._open(session_id, cwd))
+        session = self._open(session_id, cwd)
+        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        self._started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
         return ResumeSessionResponse(**_session_state(session))
 
@@ -420,10 +428,12 @@ class ClaudeAcpAgent:
     @_guarded
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        text = prompt_text(prompt)
-        if not text.strip():
-            raise RequestError.invalid_params({"details": "the prompt has no text"})
-        return await session.run_prompt(text)
+        try:
+            content = prompt_content(prompt)
+        except PromptRefused as refused:
+            # The reference's words: "Invalid params: Content blocks of type audio are not supported".
+            raise RequestError(-32602, f"Invalid params: {refused.message}", refused.data) from None
+        return await session.run_prompt(content)
 
     @_guarded
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

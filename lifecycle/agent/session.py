@@ -19,8 +19,10 @@ from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
 from . import tool_calls
 from .config import AgentConfig
+from .mcp import McpServers
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
+from .prompt import PromptContent
 from .runtime import ClientFactory, _Runtime
 from .stream import StreamRenderer
 
@@ -78,6 +80,7 @@ class _Session:
         self.publisher = publisher
         self.renderer = StreamRenderer(cwd)
         self.permissions = PermissionBroker(self, conn)
+        self.mcp = McpServers()  # the client's MCP servers (set by session/new, load)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -253,15 +256,15 @@ class _Session:
             ]
         )
 
-    async def run_prompt(self, text: str) -> PromptResponse:
+    async def run_prompt(self, content: PromptContent) -> PromptResponse:
         prompt = _Prompt()
         self.prompts.append(prompt)  # before the first await: a cancel from now on sees it
         try:
-            return await self._run_prompt(prompt, text)
+            return await self._run_prompt(prompt, content)
         finally:
             self.prompts.remove(prompt)
 
-    async def _run_prompt(self, prompt: _Prompt, text: str) -> PromptResponse:
+    async def _run_prompt(self, prompt: _Prompt, content: PromptContent) -> PromptResponse:
         await self.prompt_lock.acquire()
         drive: asyncio.Future[None] | None = None
         try:
@@ -287,7 +290,7 @@ class _Session:
                     log.info("prompt.cancelled_before_start", session_id=self.id, turn_id=turn_id)
                     await self.feed(Cancelled())
                 else:
-                    drive = asyncio.ensure_future(self._drive(prompt, turn_id, text))
+                    drive = asyncio.ensure_future(self._drive(prompt, turn_id, content))
                 response = await self._settled(turn_id, drive)
             except RequestError as err:
                 log.info("prompt.end", session_id=self.id, turn_id=turn_id, error_code=err.code)
@@ -318,7 +321,7 @@ class _Session:
             response = response.model_copy(update={"usage": Usage.model_validate(usage.to_wire())})
         return response
 
-    async def _drive(self, prompt: _Prompt, turn_id: str, text: str) -> None:
+    async def _drive(self, prompt: _Prompt, turn_id: str, content: PromptContent) -> None:
         try:
             try:
                 rt = await self.ensure_runtime()
@@ -330,7 +333,7 @@ class _Session:
                 self.cancelled.discard(turn_id)
                 return  # cancelled while the runtime was starting: nothing to send
             try:
-                await rt.send(turn_id, text)
+                await rt.send(turn_id, content)
             except Exception as exc:
                 await self.feed(from_sdk_exception(exc), runtime=rt.generation)
         except Exception as exc:  # an adapter bug: the ledger settles it as an internal error

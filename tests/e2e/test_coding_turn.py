@@ -178,7 +178,17 @@ class Run:
 
 
 @contextlib.asynccontextmanager
-async def agent(tmp_path: Path, script: Script, answer: Answer, *, capable: bool = True) -> AsyncIterator[Run]:
+async def agent(
+    tmp_path: Path,
+    script: Script,
+    answer: Answer,
+    *,
+    capable: bool = True,
+    raw_caps: dict[str, Any] | None = None,
+    mcp_servers: list[Any] | None = None,
+) -> AsyncIterator[Run]:
+    """One agent and session. ``raw_caps``: ``clientCapabilities`` sent as raw JSON (the SDK's model
+    drops ``session.notices``) instead of ``capable``'s; ``mcp_servers``: ``session/new``'s."""
     ws = AgentWorkspace()
     ws._workspace(tmp_path)
     api = FakeAnthropicAPI(script)
@@ -198,9 +208,13 @@ async def agent(tmp_path: Path, script: Script, answer: Answer, *, capable: bool
             observers=[run.observe],
         ) as (conn, proc):
             run.conn, run.proc = conn, proc
-            caps = ClientCapabilities(field_meta=AIR) if capable else ClientCapabilities()
-            await conn.initialize(protocol_version=1, client_capabilities=caps)
-            run.sid = (await conn.new_session(cwd=str(ws.cwd), mcp_servers=[])).session_id
+            if raw_caps is not None:
+                params = {"protocolVersion": 1, "clientCapabilities": raw_caps}
+                await asyncio.wait_for(conn._conn.send_request("initialize", params), 60)
+            else:
+                caps = ClientCapabilities(field_meta=AIR) if capable else ClientCapabilities()
+                await conn.initialize(protocol_version=1, client_capabilities=caps)
+            run.sid = (await conn.new_session(cwd=str(ws.cwd), mcp_servers=mcp_servers or [])).session_id
             yield run
     finally:
         stderr.close()

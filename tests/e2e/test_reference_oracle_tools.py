@@ -55,6 +55,8 @@ from .fakeapi import MessageReply, Reply, RequestRecord, text_reply
 from .reference import ensure_reference
 from .test_acp_e2e import ROOT, Outcome, is_prompt_suggestion
 from .test_reference_oracle import IMPLS, OracleAgent, norm, seen
+from .test_reference_oracle_mcp import MCP_DIFFERENCES
+from .test_reference_oracle_prompt import PROMPT_DIFFERENCES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
@@ -509,7 +511,8 @@ def test_the_coding_turn_points_are_the_documented_table() -> None:
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| point")]
     points = tuple(row.split(" | ")[0].removeprefix("| ").strip() for row in rows if not row.startswith("| ---"))
-    assert points == CODING_TURN_DIFFERENCES
+    # the MCP and prompt rows are asserted by test_reference_oracle_mcp.py and _prompt.py
+    assert points == CODING_TURN_DIFFERENCES + MCP_DIFFERENCES + PROMPT_DIFFERENCES
     assert {point for point, _ in KNOWN.values()} == set(CODING_TURN_DIFFERENCES)
     for scenario, client, _ in [*KNOWN, *OPEN_BUGS]:
         assert (scenario, client) in MATRIX
