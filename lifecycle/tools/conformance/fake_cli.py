@@ -91,6 +91,19 @@ _RESPONSES: dict[str, dict[str, Any]] = {
 }
 
 
+# Fields Claude Code prints on every ``result`` line: a case that leaves them out gets these
+# (an SDK may read them unconditionally; none of them bears on a sessionFailure record).
+_RESULT_DEFAULTS: dict[str, Any] = {
+    "duration_ms": 0,
+    "duration_api_ms": 0,
+    "num_turns": 1,
+    "total_cost_usd": 0,
+    "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+    "modelUsage": {},
+    "permission_denials": [],
+}
+
+
 class FakeCli:
     def __init__(self, folder: Path, argv: list[str], out: TextIO) -> None:
         self.folder = folder
@@ -188,9 +201,13 @@ class FakeCli:
             self.log("no initialize request")
         cli_step = self.folder / "cli.step"
         client_step = self.folder / "client.step"
-        while not self.eof and time.monotonic() - started < LIFETIME_SECONDS:
+        # Like Claude Code, stdin closing ends the process once nothing more can be done without
+        # input: the steps that need none are still played.
+        while time.monotonic() - started < LIFETIME_SECONDS:
             n = read_counter(cli_step)
             if n >= len(self.steps):
+                if self.eof:
+                    break
                 self.wait(lambda: False, 0.2)
                 continue
             step = self.steps[n]
@@ -198,13 +215,15 @@ class FakeCli:
                 write_counter(cli_step, n + 1)
                 continue
             mine = self.my_session()
-            if mine is not None and step["session"] != mine:
-                self.wait(lambda: False, _POLL * 5)  # another process serves that session
-                continue
-            need = step["client_before"]
-            if read_counter(client_step) < need:
+            other = mine is not None and step["session"] != mine
+            waiting = other or read_counter(client_step) < step["client_before"]
+            if waiting:  # another process serves that session, or the client is not there yet
+                if self.eof:
+                    break
                 time.sleep(_POLL)
                 continue
+            if self.eof and step["kind"] == "prompt" and len(self.users) <= self.taken:
+                break
             code = self.play(n, step)
             write_counter(cli_step, n + 1)
             self.log(f"step {n} {step['kind']} done")
@@ -221,6 +240,8 @@ class FakeCli:
             line = dict(data)
             if self.session is not None and "session_id" in line:
                 line["session_id"] = self.session
+            if line.get("type") == "result":
+                line = {**_RESULT_DEFAULTS, **line}
             self.send(line)
         elif kind == "prompt":
             seen = self.taken
@@ -284,10 +305,27 @@ def _arg(argv: list[str], name: str) -> str | None:
     return None
 
 
+def _without(argv: list[str], name: str) -> list[str]:
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == name:
+            skip = True
+        elif not a.startswith(name + "="):
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv if argv is None else argv)
     if "-v" in args[1:] or "--version" in args[1:]:
         print(VERSION)
+        return 0
+    rest = _without(args[1:], "--conformance-dir")
+    if rest[:2] == ["auth", "status"]:  # ``claude auth status --json``: the placeholder key of the kit
+        print(json.dumps({"loggedIn": False, "authMethod": "api_key", "apiProvider": "firstParty",
+                          "apiKeySource": "ANTHROPIC_API_KEY"}))
         return 0
     folder = _arg(args, "--conformance-dir") or os.environ.get("LIFECYCLE_CONFORMANCE_DIR")
     if not folder:

@@ -503,6 +503,10 @@ async def run_case(case: Case, opts: RunOptions, folder: Path) -> Outcome:
         failure = f"the case did not finish within {opts.case_timeout:g}s"
     except CaseFailed as exc:
         failure = str(exc)
+        with contextlib.suppress(TimeoutError):  # did it die? then that is the first thing to say
+            await asyncio.wait_for(proc.wait(), 0.5)
+        if proc.returncode is not None:
+            failure = f"the agent exited with status {proc.returncode} ({failure})"
     finally:
         await _stop(proc, folder)
         reader.cancel()
