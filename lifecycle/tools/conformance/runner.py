@@ -17,7 +17,7 @@ Rules
   killed, and any fake CLI process still alive is killed by pid: nothing is left behind.
 * Checked messages are the agent's ``session/update`` notifications and its responses to
   ``session/prompt``, in arrival order, after id mapping (:func:`map_ids`); ``forbid`` is held
-  against every line the agent wrote to stdout.
+  against their JSON text, as check.py holds it against ``lifecycle trace``'s output.
 * Id mapping: the session id the agent returned (or the uuid the kit loaded) becomes the case's
   ``sessionId``; the response to the k-th ``session/prompt`` gets the k-th ``turnId`` as its id;
   the ``uuid`` of the user message the fake CLI received for that prompt (the adapter's turn id,
@@ -347,7 +347,7 @@ class _Run:
         if read_counter(counter) >= target:
             return
         done = read_counter(counter)
-        blocked = self.case.plan.steps[done] if done < len(self.case.plan.steps) else None
+        blocked = next((s for s in self.case.plan.steps[done:] if CLI in s.sides), None)
         where = f"line {blocked.line} ({blocked.kind})" if blocked else "the end"
         before = f" before line {step.line} ({step.kind})" if step else " at the end of the case"
         if not ok:
@@ -513,17 +513,18 @@ async def run_case(case: Case, opts: RunOptions, folder: Path) -> Outcome:
         with contextlib.suppress(BaseException):
             await reader
     seconds = time.monotonic() - started
+    known = {**run.sessions, **run.turn_uuids()}
+    turns = [s.data["turnId"] for s in case.plan.steps if s.kind == "prompt"]
+    messages = map_ids([(f.msg, f.prompt) for f in client.frames], client.prompt_ids, known, turns)
+    (folder / "messages.jsonl").write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
+    (folder / "frames.jsonl").write_text("".join(line + "\n" for line in client.raw))
     if failure is not None:
         return Outcome(case.name, "FAIL", failure, seconds)
     if client.not_json:
         reason = f"the agent wrote {client.not_json} stdout line(s) that are not JSON"
         return Outcome(case.name, "FAIL", reason, seconds)
-    known = {**run.sessions, **run.turn_uuids()}
-    turns = [s.data["turnId"] for s in case.plan.steps if s.kind == "prompt"]
-    messages = map_ids([(f.msg, f.prompt) for f in client.frames], client.prompt_ids, known, turns)
-    (folder / "messages.jsonl").write_text("".join(json.dumps(m) + "\n" for m in messages))
-    (folder / "frames.jsonl").write_text("".join(line + "\n" for line in client.raw))
-    failures = check(messages, "\n".join(client.raw), case.expect)
+    raw = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+    failures = check(messages, raw, case.expect)
     if failures:
         return Outcome(case.name, "FAIL", "; ".join(failures + run.notes), seconds)
     return Outcome(case.name, "PASS", "", seconds)
