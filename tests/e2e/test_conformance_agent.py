@@ -81,3 +81,13 @@ def test_the_fake_cli_is_what_the_agent_ran(
     assert "control_request initialize" in log
     assert "--input-format" in log and "stream-json" in log
     assert "step 2 prompt done" in log
+
+
+def test_the_parity_table_shows_the_gaps() -> None:
+    """docs/parity/README.md's suite table: "ours" fails exactly the AGENT_GAPS cases."""
+    from .test_conformance_reference import suite_table
+
+    table = suite_table()
+    assert sorted(table) == CASES
+    assert {c for c, (ours, _ref, _why) in table.items() if ours.startswith("FAIL")} == set(AGENT_GAPS)
+    assert {c for c, (ours, _ref, _why) in table.items() if ours == "PASS"} == set(CASES) - set(AGENT_GAPS)

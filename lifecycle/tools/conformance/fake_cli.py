@@ -21,7 +21,9 @@ Rules
   (``query_error``), end the stream and exit 0 (``query_end``), stop and leave the rest to the
   next process the adapter starts (``runtime_replaced``).
 * An SDK line's ``session_id`` is rewritten to the session this process was started for
-  (``--session-id`` / ``--resume``), as the real CLI would print it.
+  (``--session-id`` / ``--resume``), and a top-level ``uuid`` or ``user_message_uuid`` equal to
+  one of the case's turn ids to the uuid of the user message the adapter sent for that prompt,
+  as the real CLI would print them.
 * Waits for the adapter (an interrupt, an answer) are bounded (``WAIT_SECONDS``): on timeout the
   step is done anyway and the miss is written to ``cli.log``; the checked frames then show it.
 * The process never outlives its stdin (the adapter closing it, or dying) nor ``LIFETIME_SECONDS``.
@@ -102,6 +104,12 @@ _RESULT_DEFAULTS: dict[str, Any] = {
     "modelUsage": {},
     "permission_denials": [],
 }
+
+
+# Top-level keys of an SDK line that name the user message of a turn: a case's turn id there
+# is printed as the uuid the adapter gave that prompt's user message (the echo Claude Code sends
+# with ``--replay-user-messages`` carries the adapter's own uuid).
+_TURN_KEYS = ("uuid", "user_message_uuid")
 
 
 class FakeCli:
@@ -240,6 +248,10 @@ class FakeCli:
             line = dict(data)
             if self.session is not None and "session_id" in line:
                 line["session_id"] = self.session
+            received = self.turn_uuids()
+            for key in _TURN_KEYS:
+                if isinstance(line.get(key), str) and line[key] in received:
+                    line[key] = received[line[key]]
             if line.get("type") == "result":
                 line = {**_RESULT_DEFAULTS, **line}
             self.send(line)
@@ -274,6 +286,19 @@ class FakeCli:
         elif kind == "query_end":
             return 0
         return None
+
+    def turn_uuids(self) -> dict[str, str]:
+        """The case's turn id -> the uuid of the user message received for it (any process)."""
+        found: dict[str, str] = {}
+        try:
+            rows = (self.folder / "turns.jsonl").read_text().splitlines()
+        except OSError:
+            return found
+        for row in rows:
+            data = json.loads(row)
+            if isinstance(data.get("uuid"), str):
+                found[data["turnId"]] = data["uuid"]
+        return found
 
     def tool_use(self, n: int, tool: str) -> tuple[str, dict[str, Any]]:
         for step in reversed(self.steps[:n]):
