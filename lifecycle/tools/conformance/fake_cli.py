@@ -42,9 +42,12 @@ runtime, several sessions): each takes only the steps of its own session, from t
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import stat
 import sys
+import termios
 import threading
 import time
 from pathlib import Path
@@ -142,6 +145,26 @@ class FakeCli:
         with self.write_lock:
             self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             self.out.flush()
+
+    def drained(self) -> None:
+        """Wait (bounded) until the adapter has read all we wrote: the step is done only when the
+        line left the pipe, so the kit's next action comes after the adapter took it."""
+        try:
+            fd = self.out.fileno()
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                return
+        except (OSError, ValueError):
+            return
+        end = time.monotonic() + WAIT_SECONDS
+        buf = bytearray(4)
+        while time.monotonic() < end:
+            try:
+                fcntl.ioctl(fd, termios.FIONREAD, buf)
+            except OSError:
+                return
+            if int.from_bytes(buf, sys.byteorder) == 0:
+                return
+            time.sleep(_POLL / 2)
 
     # ------------------------------------------------------------ reader thread
     def read(self, stream: TextIO) -> None:
@@ -255,6 +278,7 @@ class FakeCli:
             if line.get("type") == "result":
                 line = {**_RESULT_DEFAULTS, **line}
             self.send(line)
+            self.drained()
         elif kind == "prompt":
             seen = self.taken
             if self.wait(lambda: len(self.users) > seen, 60):

@@ -59,7 +59,7 @@ class RunOptions:
     agent: list[str]
     step_timeout: float = 10.0
     case_timeout: float = 60.0
-    quiet: float = 0.15  # the agent sent nothing for this long: it has handled what it got
+    quiet: float = 0.25  # the agent sent nothing for this long: it has handled what it got
     keep: Path | None = None
 
 
