@@ -486,14 +486,15 @@ async def run_case(case: Case, opts: RunOptions, folder: Path) -> Outcome:
     _write_script(case, folder)
     launcher = _launcher(folder)
     run = _Run(case, opts, folder)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *opts.agent, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=(folder / "agent.stderr").open("wb"), cwd=str(folder / "project"),
-            env=_agent_env(folder, launcher), start_new_session=True, limit=1 << 24,
-        )
-    except OSError as exc:
-        return Outcome(case.name, "FAIL", f"the agent did not start: {exc.strerror or type(exc).__name__}")
+    with (folder / "agent.stderr").open("wb") as stderr:  # the child has its own copy
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *opts.agent, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=stderr, cwd=str(folder / "project"),
+                env=_agent_env(folder, launcher), start_new_session=True, limit=1 << 24,
+            )
+        except OSError as exc:
+            return Outcome(case.name, "FAIL", f"the agent did not start: {exc.strerror or type(exc).__name__}")
     client = _Client(proc, opts)
     reader = asyncio.create_task(client.read())
     failure: str | None = None
