@@ -368,3 +368,45 @@ def test_an_unusable_cases_folder_is_exit_2(tmp_path: Path, capsys: pytest.Captu
     assert cli_main(["--agent", "true", str(tmp_path / "none")]) == 2
     assert "not a folder of conformance cases" in capsys.readouterr().err
     assert os.path.isdir(tmp_path)
+
+
+_STUB_AGENT = r"""
+import json, sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    msg = json.loads(line)
+    log.write(json.dumps(msg) + "\n"); log.flush()
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": 1, "authMethods": [{"id": "stub-login", "name": "Log in"}]}
+    elif method == "session/new":
+        result = {"sessionId": "stub-session"}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def test_the_client_sends_what_the_case_says(tmp_path: Path) -> None:
+    """initialize with the case's raw capabilities, session/new in the case's folder, and
+    authenticate with the agent's first auth method; nothing needs Claude Code, so the case passes."""
+    caps = {"_meta": {"jetbrains": {"air": {"version": "1", "capabilities": ["sessionFailure"]}}}}
+    lines = [json.dumps({"type": "adapter", "event": "initialize", "clientCapabilities": caps}), SESSION,
+             '{"type": "adapter", "event": "authenticated", "ok": true}']
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    case = load_case(*_case(cases, lines))
+    agent = tmp_path / "agent.py"
+    agent.write_text(_STUB_AGENT)
+    log = tmp_path / "received.jsonl"
+    opts = RunOptions(agent=[sys.executable, str(agent), str(log)], step_timeout=10)
+    out = asyncio.run(run_case(case, opts, tmp_path / "run"))
+    assert out.status == "PASS", out.line()
+    got = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [m["method"] for m in got] == ["initialize", "session/new", "authenticate"]
+    assert got[0]["params"]["clientCapabilities"] == caps
+    assert got[1]["params"] == {"cwd": str(tmp_path / "run" / "project"), "mcpServers": []}
+    assert got[2]["params"] == {"methodId": "stub-login"}
+    assert json.loads((tmp_path / "run" / "sessions.json").read_text()) == {"stub-session": "s1"}
