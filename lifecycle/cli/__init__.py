@@ -89,6 +89,7 @@ _DELEGATED: tuple[tuple[str, str, str], ...] = (
     ("diagrams", "tools.diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
     ("bench", "tools.bench", "measure the lifecycle against baselines in the same run"),
     ("acp", "agent", "run the reference Claude ACP agent over stdio"),
+    ("conformance", "tools.conformance", "run the conformance cases through an ACP agent (--agent CMD)"),
 )
 
 
