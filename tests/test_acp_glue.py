@@ -686,3 +686,55 @@ def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path)
     assert run(authenticate(agent_with({**empty, "ANTHROPIC_API_KEY": "sk-test"}))) == 0
     (tmp_path / ".credentials.json").write_text("{}")
     assert run(authenticate(agent_with(empty))) == 0
+
+
+class ExitingClaude(FakeClaude):
+    """Answers with an error result, then Claude Code exits non-zero: the SDK's ``ResultError``."""
+
+    async def query(self, prompt: Any) -> None:
+        from claude_agent_sdk import ResultMessage
+
+        async for message in prompt:
+            self.sent.append(message)
+        result = dict(subtype="error_during_execution", duration_ms=1, duration_api_ms=1, is_error=True)
+        self.queue.put_nowait(ResultMessage(**result, num_turns=1, session_id="x", errors=["boom"]))  # type: ignore[arg-type]
+        self.queue.put_nowait("exit")
+
+    async def receive_messages(self) -> Any:
+        from claude_agent_sdk import ResultError
+
+        while (message := await self.queue.get()) is not None:
+            if message == "exit":
+                raise ResultError("Claude Code returned an error result: boom", data={}, exit_code=1)
+            yield message
+
+
+def test_claude_code_exiting_after_an_error_result_is_the_runtimes_loss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the agent's streaming mode Claude Code stays up after an error result; the SDK raises
+    ``ResultError`` only when it exited: the turn settles as its result, and the session then
+    holds a connection incident (new_session) until a replacement runtime starts."""
+    from lifecycle.agent import AgentConfig, ClaudeAcpAgent
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    agent = ClaudeAcpAgent(AgentConfig(start_early=False), client_factory=lambda options: ExitingClaude(options))
+
+    async def go() -> tuple[Wire, str, PromptResponse]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        sid = await wire.open()
+        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
+        for _ in range(200):  # the runtime's loss follows the answer
+            if any(a.category == Category.CONNECTION for a in agent._sessions[sid].publisher.ledger.active):
+                break
+            await asyncio.sleep(0.01)
+        return wire, sid, first
+
+    _wire, sid, first = run(go())
+    record = read_record(first.field_meta)
+    assert record is not None and first.stop_reason == "end_turn"  # the turn ends as its result
+    ledger = agent._sessions[sid].publisher.ledger
+    (lost,) = [a for a in ledger.active if a.category == Category.CONNECTION]
+    assert lost.recovery.value == "runtime_replaced"  # spec: transport loss stays until replacement
+    # the turn's own failure is the other active one: two incidents, the loss not swallowed
+    assert len(ledger.active) == 2

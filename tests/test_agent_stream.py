@@ -232,6 +232,12 @@ class FakeSession:
         self.cancels += 1
         await self.feed(Cancelled())
 
+    bypass_allowed = False
+    modes: list[str] = []  # noqa: RUF012 (per instance below)
+
+    async def mode_changed_by_claude(self, mode: str) -> None:
+        self.modes = [*self.modes, mode]
+
 
 class FakeConn:
     """The client: answers each question with the next of ``answers`` (a dict, an exception, or
@@ -447,5 +453,61 @@ def test_a_remembered_rule_allows_nothing_once_its_turn_is_over() -> None:
         assert isinstance(late, PermissionResultDeny)
         assert late.interrupt is True
         assert len(conn.asked) == 1
+
+    asyncio.run(go())
+
+
+def test_a_refusal_explanation_comes_from_the_streams_message_delta() -> None:
+    """The SDK's consolidated message drops ``stop_details``; the stream's ``message_delta`` has
+    the refusal's explanation, kept for that message only (and given once)."""
+    r = StreamRenderer("/w")
+    start = {"type": "message_start", "message": {"usage": {"input_tokens": 3}}}
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=start))
+    details = {"type": "refusal", "category": "cyber", "explanation": "Declined: unsafe."}
+    event = {"type": "message_delta", "delta": {"stop_reason": "refusal", "stop_details": details}, "usage": {}}
+    assert r.stream_event(StreamEvent(uuid="u", session_id="s", event=event)) == []
+    assert r.refusal() == "Declined: unsafe."
+    assert r.refusal() is None
+    # A new message forgets an explanation nobody took; another stop reason sets none.
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=event))
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=start))
+    assert r.refusal() is None
+    other = {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_details": details}}
+    r.stream_event(StreamEvent(uuid="u", session_id="s", event=other))
+    assert r.refusal() is None
+
+
+def test_leaving_plan_mode_offers_the_references_options_and_switches_the_mode() -> None:
+    """ExitPlanMode: "Yes, and use auto mode", "Yes, manually approve edits", "No, keep planning"
+    (no bypass where Claude Code refuses it); a yes gives Claude Code the mode and tells the
+    session; "keep planning" is a denial Claude reads, the mode unchanged."""
+
+    async def go() -> None:
+        plan = {"plan": "1. write a.txt"}
+        session, conn, broker = in_turn(selected("exit-plan-default"), selected("reject"))
+        result = await ask(broker, "toolu_p", "ExitPlanMode", plan)
+        assert isinstance(result, PermissionResultAllow)
+        (update,) = result.updated_permissions or []
+        assert (update.type, update.mode, update.destination) == ("setMode", "default", "session")
+        assert session.modes == ["default"]
+        _, _, options = conn.asked[0]
+        assert [(o.option_id, o.name, o.kind) for o in options] == [
+            ("exit-plan-auto", "Yes, and use auto mode", "allow_always"),
+            ("exit-plan-default", "Yes, manually approve edits", "allow_once"),
+            ("reject", "No, keep planning", "reject_once"),
+        ]
+        refused = await ask(broker, "toolu_q", "ExitPlanMode", plan)
+        assert isinstance(refused, PermissionResultDeny) and refused.message == "User chose to keep planning"
+        assert session.modes == ["default"]
+
+    asyncio.run(go())
+
+
+def test_an_exit_plan_option_is_unknown_for_any_other_tool() -> None:
+    async def go() -> None:
+        session, _conn, broker = in_turn(selected("exit-plan-auto"))
+        result = await ask(broker)
+        assert isinstance(result, PermissionResultDeny)  # not an option of this question
+        assert session.modes == []
 
     asyncio.run(go())

@@ -14,7 +14,7 @@ from claude_agent_sdk import ClaudeAgentOptions
 
 from ..claude import from_sdk_exception, from_sdk_message
 from ..errors import LifecycleError
-from ..events import ApiRetry, Assistant, Event, InternalError, ModelFallback, QueryEnded, Result
+from ..events import ApiRetry, Assistant, Event, InternalError, ModelFallback, QueryEnded, QueryError, Result
 from .mcp import McpServers, report_startup_failures
 from .prompt import PromptContent
 from .stream import StreamRenderer
@@ -138,7 +138,12 @@ class _Runtime:
                 error_type=type(exc).__name__,
             )
             await self._close_tools()
-            await self.session.feed(from_sdk_exception(exc), runtime=self.generation)
+            event = from_sdk_exception(exc)
+            await self.session.feed(event, runtime=self.generation)
+            if not isinstance(event, QueryError):
+                # The SDK's ResultError: Claude Code exited after an error result (the result
+                # itself was seen). A long-lived runtime that exits is lost, whatever it said last.
+                await self.session.feed(QueryError(message=type(exc).__name__), runtime=self.generation)
             return
         self.ended = True
         log.info("runtime.ended", session_id=self.session.id, generation=self.generation)
@@ -176,6 +181,12 @@ class _Runtime:
             updates, shown = renderer.assistant(message)
             if shown and isinstance(event, Assistant):
                 event = replace(event, shown=True)
+            if (
+                isinstance(event, Assistant)
+                and event.refusal is None
+                and getattr(message, "stop_reason", None) == "refusal"
+            ):
+                event = replace(event, refusal=renderer.refusal())
         elif kind == "UserMessage":
             updates = renderer.user(message)
         elif is_result and not dropped:

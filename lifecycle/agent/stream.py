@@ -122,6 +122,7 @@ class StreamRenderer:
         self._last_context: int | None = None  # tokens in context after the last top-level answer
         self._stream_usage: dict[str, Any] = {}  # the streamed top-level message's usage so far
         self._window: int | None = None
+        self._refusal: str | None = None  # the streamed message's refusal explanation (stop_details)
         self.turn_usage = TurnUsage()
 
     # -------------------------------------------------------------- turns
@@ -147,6 +148,7 @@ class StreamRenderer:
             # A new message: what streamed before and never consolidated (a cancelled or cut
             # stream) must not be matched against this one.
             self._streamed = {_TEXT: "", _THOUGHT: ""}
+            self._refusal = None
             started = event.get("message")
             self._stream_usage = dict(started.get("usage") or {}) if isinstance(started, Mapping) else {}
             if self._stream_usage:
@@ -159,6 +161,13 @@ class StreamRenderer:
             if isinstance(usage, Mapping):
                 self._stream_usage.update(usage)
                 self._last_context = _context(self._stream_usage)
+            # A refusal's explanation travels in ``stop_details``, which the SDK's consolidated
+            # message leaves out: kept for it (:meth:`refusal`).
+            delta = event.get("delta")
+            details = delta.get("stop_details") if isinstance(delta, Mapping) else None
+            if isinstance(delta, Mapping) and delta.get("stop_reason") == "refusal" and isinstance(details, Mapping):
+                explanation = details.get("explanation")
+                self._refusal = explanation[:4096] if isinstance(explanation, str) and explanation else None
             return []
         if kind == "content_block_start":
             # A tool use starts streaming: announced at once (its input is still empty), refined
@@ -187,6 +196,11 @@ class StreamRenderer:
         if len(kept) < MAX_STREAMED_CHARS:
             self._streamed[target] = kept + text
         return [text_update(target, text)]
+
+    def refusal(self) -> str | None:
+        """The refusal explanation the streamed top-level message carried (once)."""
+        explanation, self._refusal = self._refusal, None
+        return explanation
 
     def assistant(self, message: object) -> tuple[list[dict[str, Any]], bool]:
         """An ``AssistantMessage``: the updates to send before the ledger sees it (a remainder

@@ -27,16 +27,9 @@ CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "case
 
 #: case -> the start of its FAIL reason through ``lifecycle acp``, and why.
 AGENT_GAPS: dict[str, tuple[str, str]] = {
-    # claude-agent-sdk 0.2.189 parses an assistant line into AssistantMessage, which has no
-    # stop_details: the refusal explanation the core shows never reaches the agent.
-    "stop-reason-refusal-wins-over-is-error": (
-        'sequence[0] not found in order: {"method": "session/update", "params": {"update": '
-        '{"sessionUpdate": "agent_message_chunk", "content": {"text": "This request was declined',
-        "the SDK drops stop_details",
-    ),
-    # The SDK turns Claude Code's exit after an error result into ResultError; the agent reads
-    # it as the result's echo (lifecycle.claude.from_sdk_exception), not as a transport loss.
-    "transport-loss-after-error-result": ("expected 4 records, got 3", "ResultError read as the result's echo"),
+    # None today. The last two went with the agent's fixes: a refusal's explanation is taken from
+    # the stream's message_delta (the SDK's consolidated message drops stop_details), and
+    # Claude Code exiting after an error result (the SDK's ResultError) is the runtime's loss.
 }
 
 

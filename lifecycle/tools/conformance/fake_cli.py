@@ -115,12 +115,34 @@ _RESULT_DEFAULTS: dict[str, Any] = {
 _TURN_KEYS = ("uuid", "user_message_uuid")
 
 
+def _stream_of(line: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``stream_event`` lines Claude Code prints (with ``--include-partial-messages``) before
+    an API answer whose ``stop_details`` only the stream carries to an SDK that drops it from the
+    consolidated message (a refusal's explanation): ``message_start``, ``message_delta`` with the
+    stop reason and details, ``message_stop``. Other lines get none (their stream would only
+    repeat what the consolidated message says)."""
+    message = line.get("message")
+    if line.get("type") != "assistant" or not isinstance(message, dict) or "stop_details" not in message:
+        return []
+    common = {"type": "stream_event", "session_id": line.get("session_id"),
+              "parent_tool_use_id": line.get("parent_tool_use_id"), "uuid": f"{line.get('uuid')}-stream"}
+    start = {k: v for k, v in message.items() if k not in ("content", "stop_details")}
+    delta = {"stop_reason": message.get("stop_reason"), "stop_sequence": None,
+             "stop_details": message.get("stop_details")}
+    return [
+        {**common, "event": {"type": "message_start", "message": {**start, "content": []}}},
+        {**common, "event": {"type": "message_delta", "delta": delta, "usage": message.get("usage") or {}}},
+        {**common, "event": {"type": "message_stop"}},
+    ]
+
+
 class FakeCli:
     def __init__(self, folder: Path, argv: list[str], out: TextIO) -> None:
         self.folder = folder
         self.steps: list[dict[str, Any]] = json.loads((folder / "script.json").read_text())["steps"]
         self.out = out
         self.session = _arg(argv, "--session-id") or _arg(argv, "--resume")
+        self.partial = "--include-partial-messages" in argv
         self.cond = threading.Condition()
         self.write_lock = threading.Lock()
         self.initialized = False
@@ -277,6 +299,9 @@ class FakeCli:
                     line[key] = received[line[key]]
             if line.get("type") == "result":
                 line = {**_RESULT_DEFAULTS, **line}
+            if self.partial:
+                for event in _stream_of(line):
+                    self.send(event)
             self.send(line)
             self.drained()
         elif kind == "prompt":
