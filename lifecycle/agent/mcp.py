@@ -50,9 +50,6 @@ __all__ = ["MCP_CAPABILITIES", "McpServers", "mcp_capabilities", "mcp_config", "
 
 log = structlog.get_logger("lifecycle.agent")
 
-#: ``agentCapabilities.mcpCapabilities`` on the wire: HTTP and SSE servers (stdio is always on), no
-#: ACP-transport servers (every field written out, as the ACP SDK's model dumps it).
-
 _FAILED_DESCRIPTION: Final = "Its tools are unavailable in this session."
 _NEEDS_AUTH_DESCRIPTION: Final = "Its tools are unavailable until the server is authenticated."
 
