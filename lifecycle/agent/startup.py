@@ -6,9 +6,10 @@ ACP SDK (hundreds of pydantic models) and the Claude SDK (with ``mcp``) take abo
 import. So this module imports neither: :func:`serve` reads the first message through
 :class:`lifecycle.agent.transport.StdioTransport` and, when it is an ``initialize`` request of the
 usual shape, answers it from the raw JSON (:func:`initialize_result`: exactly what
-:meth:`lifecycle.agent.server.ClaudeAcpAgent.initialize` answers). Only then does a thread
-import :mod:`lifecycle.agent.server` (the SDKs, the agent); the connection is handed to the ACP
-SDK for every later message, with the negotiated state given to the agent. Any other first message,
+:meth:`lifecycle.agent.server.ClaudeAcpAgent.initialize` answers). Meanwhile, from the process's
+start, a thread imports :mod:`lifecycle.agent.server` (the SDKs, the agent); once both are done
+the connection is handed to the ACP SDK for every later message, with the negotiated state given
+to the agent. Any other first message,
 or an ``initialize`` this module does not recognise as ordinary, goes to the SDK unchanged.
 
 The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
@@ -202,9 +203,14 @@ async def serve(config: AgentConfig, input_stream: Any = None, output_stream: An
             if main is not None:
                 loop.add_signal_handler(sig, main.cancel)
     log.info("agent.start", version=__version__)
-    state = await _answer_initialize(transport)
-    # The SDKs and the agent, imported off the event loop (it keeps the transport's writer going).
-    server = await asyncio.to_thread(importlib.import_module, "lifecycle.agent.server")
+    # The SDKs and the agent, imported off the event loop from the start (the first session/new
+    # waits for them, the initialize answer does not).
+    importing = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "lifecycle.agent.server"))
+    try:
+        state = await _answer_initialize(transport)
+        server = await importing
+    finally:
+        importing.cancel()
     await server.run(config, transport, state)
 
 
