@@ -549,30 +549,17 @@ def test_a_long_failure_text_carries_details_on_the_wire() -> None:
     assert "details" not in record["result"]["_meta"]["jetbrains"]["air"]["sessionFailure"]  # type: ignore[index]
 
 
-def test_an_unreachable_api_after_retries_without_a_response_is_a_connection_failure() -> None:
+def test_a_provider_error_after_retries_without_a_response_is_service() -> None:
+    """Issue 21 rule 3: the retries without an HTTP response are `connection` warnings; the terminal
+    `server_error` / `overloaded` is `service` ("`overloaded`, `server_error`, unknown provider error
+    → `service`"), whatever the final status, as the reference says (provider_error, overloaded)."""
     text = "API Error: Connection error."
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
-               error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "connection", "error", text, ["retry"]))
-    # With an HTTP status the API answered: a service failure.
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
-               error_result(text, 500))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
-    # Retries that did get a response are no evidence.
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, 500, "server_error"), synthetic(text, "server_error"),
-               error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
-
-
-def test_a_retry_without_a_response_is_remembered_across_later_retries() -> None:
-    text = "API Error: Connection error."
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), retry(2, 500, "server_error"),
-               synthetic(text, "server_error"), error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 3, "connection", "error", text, ["retry"]))
+    for kind, status in (("server_error", None), ("server_error", 500), ("overloaded", 529)):
+        s = Session()
+        got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), retry(2, None, "unknown"),
+                   synthetic(text, kind), error_result(text, status))
+        assert got[0]["params"]["update"]["_meta"]["jetbrains"]["air"]["sessionFailure"]["category"] == "connection"  # type: ignore[index]
+        assert got[-1] == ends_turn("t1", rec("t1:error", 3, "service", "error", text, ["retry"]))
 
 
 PROMPT_400 = "API Error: 400 prompt is too long: 250000 tokens > 200000 maximum"
