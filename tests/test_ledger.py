@@ -113,15 +113,14 @@ def test_consecutive_updates_for_the_same_notice_reuse_its_id() -> None:
     assert s.active_ids == ["s1:notice:e1:1", "s1:notice:e1:2", "s1:notice:e1:3"]
 
 
-def test_active_notices_are_bounded_the_newest_stay() -> None:
-    from lifecycle.ledger import MAX_ACTIVE_NOTICES
-
+def test_notices_stay_active_past_sixteen() -> None:
+    """Issue 21 rule 2: notices stay active until their own recovery (none); the 17th notice of a
+    session retires nothing (the ledger used to keep only the 16 newest)."""
     s = Session()
-    for n in range(MAX_ACTIVE_NOTICES + 3):
+    for n in range(40):
         s.feed(ModelFallback(content=f"Switched to model {n}"))
-    assert len(s.active_ids) == MAX_ACTIVE_NOTICES
-    assert s.active_ids[-1] == f"s1:notice:e1:{MAX_ACTIVE_NOTICES + 3}"
-    assert s.active_ids[0] == "s1:notice:e1:4"  # the three oldest were let go, nothing was published
+    assert s.active_ids == [f"s1:notice:e1:{n}" for n in range(1, 41)]
+    assert s.ledger.untracked_notices == 0
 
 
 def test_a_prompt_cannot_reuse_the_id_of_an_active_failure() -> None:

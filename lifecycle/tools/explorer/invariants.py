@@ -414,7 +414,9 @@ def legacy_unchanged(s: Step) -> str | None:
                 return f"{s.name} ended a legacy turn with {[outcome(o) for o in settles]}, expected end_turn"
             return None
         # Claude's authentication failure settles with -32000, unless the runtime was lost (rule 6).
-        auth = s.before is not None and s.before.turn_failure == "auth" and not (s.action and s.action.loss)
+        # ... and a login request only in the result's text (issue 21 rule 7) likewise.
+        held = s.before.turn_failure if s.before is not None else None
+        auth = (held == "auth" or (held is None and s.name == "login_result")) and not (s.action and s.action.loss)
         code = -32000 if auth else -32603
         if len(settles) != 1 or not isinstance(settles[0], PromptErrorOut) or settles[0].code != code:
             got = [outcome(o) for o in settles]
@@ -887,3 +889,9 @@ TARGETS: tuple[Target, ...] = (
     ),
 )
 
+
+
+# Issue 21's classification invariants and targets live beside these (imported last: they register).
+from .classification import CLASSIFICATION_TARGETS  # noqa: E402
+
+TARGETS = TARGETS + CLASSIFICATION_TARGETS
