@@ -7,15 +7,20 @@ Rules
   one :class:`~lifecycle.tools.explorer.actions.Step`. A failure is recognised by the text the
   alphabet injected for it (:mod:`.world`), never by how the ledger classified it.
 * :data:`CLASSIFICATION_TARGETS` are the reachability targets that show each invariant was
-  exercised (a turn settled by each of the alphabet's letters for these rules).
+  exercised (a turn settled by each of the alphabet's letters for these rules), as
+  ``(name, description, reached)``.
 
 Theory of operation
 -------------------
-:mod:`.invariants` imports this module last, so :data:`~.invariants.INVARIANTS` holds these too
-and :data:`~.invariants.TARGETS` ends with :data:`CLASSIFICATION_TARGETS`.
+:mod:`.invariants` imports this module and registers :data:`CLASSIFICATION_CHECKS` with its
+``invariant`` decorator, so :data:`~.invariants.INVARIANTS` holds these too, and
+:data:`~.invariants.TARGETS` ends with :data:`CLASSIFICATION_TARGETS` (this module imports nothing
+of :mod:`.invariants`: no import cycle).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ...conditions import Recovery
 from ...events import PromptErrorOut, PromptResponseOut
@@ -23,10 +28,18 @@ from ...ids import IdKind, parse_id
 from ...wire import Action as WireAction
 from ...wire import Category, SessionFailure, Severity
 from .actions import Step
-from .invariants import Target, invariant
 from .world import EPOCH, LIMIT_RESULT_TEXT, LOGIN_RESULT_TEXT, SERVER_ERROR_TEXT, SESSION_ID
 
-__all__ = ["CLASSIFICATION_TARGETS"]
+__all__ = ["CLASSIFICATION_CHECKS", "CLASSIFICATION_TARGETS"]
+
+Check = Callable[[Step], str | None]
+#: The invariants of this module, in order (registered by :mod:`.invariants`).
+CLASSIFICATION_CHECKS: list[Check] = []
+
+
+def invariant(func: Check) -> Check:
+    CLASSIFICATION_CHECKS.append(func)
+    return func
 
 
 def _shown(rec: SessionFailure) -> tuple[Category, list[str]]:
@@ -111,18 +124,18 @@ def _settled_with(s: Step, title: str) -> bool:
     return any(ok and isinstance(o, PromptResponseOut) and rec.title == title for o, ok, rec in s.records())
 
 
-CLASSIFICATION_TARGETS: tuple[Target, ...] = (
-    Target(
+CLASSIFICATION_TARGETS: tuple[tuple[str, str, Callable[[Step], bool]], ...] = (
+    (
         "limit_result_settled",
         "a budget limit with stop_reason max_tokens settled its turn as a limit failure",
         lambda s: _settled_with(s, LIMIT_RESULT_TEXT),
     ),
-    Target(
+    (
         "provider_error_after_retries",
         "Claude's provider error settled a turn that had shown retry warnings",
         lambda s: _settled_with(s, SERVER_ERROR_TEXT) and any(r.revision >= 2 for _, _, r in s.records()),
     ),
-    Target(
+    (
         "login_result_active",
         "a login request in the result text waits for auth_status",
         lambda s: _settled_with(s, LOGIN_RESULT_TEXT),

@@ -49,6 +49,7 @@ from ...wire import (
 )
 from ...wire import Action as WireAction
 from .actions import Step, drain, outcome, question_id
+from .classification import CLASSIFICATION_CHECKS, CLASSIFICATION_TARGETS
 from .world import (
     ANSWER_TEXT,
     EPOCH,
@@ -890,8 +891,6 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
-
-# Issue 21's classification invariants and targets live beside these (imported last: they register).
-from .classification import CLASSIFICATION_TARGETS  # noqa: E402
-
-TARGETS = TARGETS + CLASSIFICATION_TARGETS
+for _check in CLASSIFICATION_CHECKS:  # issue 21's classification invariants (.classification)
+    invariant(_check)
+TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS)
