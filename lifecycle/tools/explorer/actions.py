@@ -482,7 +482,7 @@ ACTIONS: tuple[Action, ...] = (
             },
         ),
         _unless_waiting(lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices),  # during a query
-        # A newer notice retires none (only the oldest beyond lifecycle.ledger.MAX_ACTIVE_NOTICES).
+        # A newer notice retires none (issue 21 rule 2; lifecycle.ledger.MAX_ACTIVE_NOTICES is 4096).
         recovers=frozenset({Recovery.NEVER}),
     ),
     # Contract rule 1: the model declined and Claude retried with another model: a warning notice

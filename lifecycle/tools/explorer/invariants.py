@@ -544,7 +544,8 @@ def notice_identity_is_its_text(s: Step) -> str | None:
     """"Consecutive updates for the same notice may reuse one id and increment its revision"; a
     notice with other text is a new occurrence with a new id, and "publishing another incident is
     not evidence that an older one recovered": a newer notice retires no older one (contract rule
-    3; the explorer's notice bound stays below ``lifecycle.ledger.MAX_ACTIVE_NOTICES``)."""
+    3, issue 21 rule 2; the explorer's notice bound stays far below
+    ``lifecycle.ledger.MAX_ACTIVE_NOTICES``)."""
     if s.before is None:
         return None
     shown = {r.id: r for r in s.before.client.records}
@@ -726,7 +727,7 @@ def beyond_bounds(bounds: Bounds) -> dict[str, str]:
     limit = getattr(ledger_mod, "MAX_ACTIVE_NOTICES", None)
     if isinstance(limit, int) and limit >= bounds.incidents:
         out["noticed --superseded--> historical"] = (
-            f"only a notice beyond the {limit} newest active ones is retired "
+            f"only past {limit} active notices is the oldest let go, and counted "
             f"(lifecycle.ledger.MAX_ACTIVE_NOTICES); states with more than {bounds.incidents} "
             "active incidents are not expanded"
         )
