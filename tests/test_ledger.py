@@ -612,7 +612,7 @@ def test_the_title_falls_back_from_claudes_message_to_the_result_then_its_errors
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
                Result(subtype="success", is_error=True, result=None, errors=("first", "second")))
-    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "first; second", ["retry"]))]
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "first, second", ["retry"]))]
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
                Result(subtype="success", is_error=True))
@@ -727,11 +727,11 @@ def test_a_legacy_execution_error_joins_its_errors_with_a_comma() -> None:
                Result(subtype="error_during_execution", is_error=True, errors=two))
     assert got == [legacy_error("t1", -32603, "Internal error: Tool execution failed, Hook blocked the write",
                                 "overloaded")]
-    # A capable client's title is unchanged: Claude's text in the spec's precedence.
+    # A capable client's title joins them the same way, as the reference's title does (`:5544`).
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True, errors=two))
     assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error",
-                                       "Tool execution failed; Hook blocked the write", ["retry"]))]
+                                       "Tool execution failed, Hook blocked the write", ["retry"]))]
 
 
 def test_a_legacy_error_result_without_text_names_its_subtype() -> None:
