@@ -27,6 +27,7 @@ __all__ = [
     "LEGACY_ADAPTER_ERRORS",
     "LEGACY_END_TURN",
     "LOGIN_MARKERS",
+    "MAX_TOKENS_WINS_FOR",
     "STOP_REASONS",
     "USAGE_LIMIT_PREFIXES",
     "WINNING_STOP_REASONS",
@@ -38,7 +39,6 @@ __all__ = [
     "is_login_text",
     "is_synthetic_failure_text",
     "is_usage_limit_text",
-    "refine_terminal",
     "render_conditions_markdown",
     "result_event",
     "retry_condition",
@@ -139,14 +139,6 @@ _ROWS: tuple[Condition, ...] = (
     _row("missing_result", "query ended without a result", _S, _RETRY, _ATTEMPT, note="internal invariant"),
     _row("internal_error", "adapter internal error", _S, _RETRY, _ATTEMPT, note="recoverable"),
     # --- connection: lost transport, stopped worker, unavailable runtime
-    _row(
-        "api_connection_failed",
-        "terminal error after `api_retry` without an HTTP response",
-        _C,
-        _RETRY,
-        _ATTEMPT,
-        note="the API was unreachable, not failing",
-    ),
     _row("query_error", "SDK query iterator threw", _C, _NEW, _RUNTIME),
     _row("worker_shutdown", "`worker_shutting_down` then EOF", _C, _NEW, _RUNTIME),
     # --- warnings: the operation may still succeed
@@ -276,25 +268,20 @@ def classify_assistant_error(kind: str | None, text: str) -> Condition:
     return CONDITIONS["unrecognized_error"]
 
 
-def classify_result(subtype: object, terminal_reason: object) -> Condition:
-    """The condition of an ``is_error`` result that no assistant failure message explained."""
+def classify_result(subtype: object, terminal_reason: object, text: object = None) -> Condition:
+    """The condition of an ``is_error`` result that no assistant failure message explained.
+
+    A result whose own text asks the user to log in ("… run /login …", with no assistant frame
+    before it) is the synthetic login message: ``access`` with ``login``, active until a successful
+    ``auth_status`` (the reference adapter's ``isLoginRequiredText`` on ``result``, checked first).
+    """
+    if isinstance(text, str) and is_login_text(text):
+        return CONDITIONS["login_required"]
     if terminal_reason == "prompt_too_long":
         return CONDITIONS["context_limit"]
     if isinstance(subtype, str) and subtype in _RESULT_SUBTYPES:
         return CONDITIONS[subtype]
     return CONDITIONS["error_result"]
-
-
-#: Provider error kinds the CLI reports for an API it could not reach at all.
-_UNREACHABLE_KINDS = frozenset({"server_error", "unknown", "unrecognized_error"})
-
-
-def refine_terminal(row: Condition, api_error_status: object, retried_without_response: bool) -> Condition:
-    """A provider error that came with no HTTP status, after retries that got no response, is a
-    connection failure (the CLI reports ``server_error`` for ECONNREFUSED/ECONNRESET)."""
-    if retried_without_response and api_error_status is None and row.key in _UNREACHABLE_KINDS:
-        return CONDITIONS["api_connection_failed"]
-    return row
 
 
 def retry_condition(error_status: object, kind: object) -> tuple[Condition, Category]:
@@ -316,14 +303,25 @@ def retry_condition(error_status: object, kind: object) -> tuple[Condition, Cate
 #: "stop reason propagation": a refusal or a token limit is how the turn ended, not a failure).
 WINNING_STOP_REASONS = frozenset({"max_tokens", "refusal"})
 
+#: Result subtypes for which ``max_tokens`` wins over ``is_error`` (the reference adapter checks
+#: it only in its ``success`` and ``error_during_execution`` lanes, ``dist/acp-agent.js:5492-5495``,
+#: ``:5539-5542``). A budget or turn limit (``error_max_budget_usd``, ``error_max_turns``) is a
+#: ``limit`` failure whatever its ``stop_reason`` (spec: "budget/turn limit → ``limit``").
+MAX_TOKENS_WINS_FOR = frozenset({"success", "error_during_execution"})
 
-def result_event(is_error: object, stop_reason: object) -> str:
+
+def result_event(is_error: object, stop_reason: object, subtype: object = "success", text: object = None) -> str:
     """The :class:`~lifecycle.session_flow.SessionFlow` event a ``result`` is.
 
-    ``result_stop`` when the stop reason wins (``max_tokens``, ``refusal``: even with
-    ``is_error``), else ``result_error`` for an error result, else ``result_success``.
+    ``result_stop`` when the stop reason wins even with ``is_error``: ``refusal`` for any subtype,
+    ``max_tokens`` only for :data:`MAX_TOKENS_WINS_FOR` and unless the ``is_error`` result's own
+    text asks for a login (checked first, as the reference does); else ``result_error`` for an
+    error result, else ``result_success``.
     """
-    if isinstance(stop_reason, str) and stop_reason in WINNING_STOP_REASONS:
+    if stop_reason == "refusal":
+        return "result_stop"
+    login = bool(is_error) and isinstance(text, str) and is_login_text(text)
+    if stop_reason == "max_tokens" and (subtype is None or subtype in MAX_TOKENS_WINS_FOR) and not login:
         return "result_stop"
     return "result_error" if is_error else "result_success"
 

@@ -37,6 +37,7 @@ __all__ = [
     "Transition",
     "legacy_answer",
     "legacy_error",
+    "notice_update",
     "text_update",
 ]
 
@@ -98,6 +99,14 @@ Intent = Publish | Forward | Settle | Reject | Recover
 def text_update(kind: str, text: str) -> dict[str, Any]:
     """A ``session/update`` text chunk (``agent_message_chunk``, ``user_message_chunk``)."""
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def notice_update(severity: str, title: str, description: str | None) -> dict[str, Any]:
+    """An ACP ``notice`` update (for a client that declared notices); no empty ``description``."""
+    update: dict[str, Any] = {"sessionUpdate": "notice", "severity": severity, "title": title}
+    if description:
+        update["description"] = description
+    return update
 
 
 def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> Reject:

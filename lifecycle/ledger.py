@@ -50,7 +50,6 @@ from .conditions import (
     classify_assistant_error,
     classify_result,
     is_synthetic_failure_text,
-    refine_terminal,
     result_event,
     retry_condition,
     stop_reason_for,
@@ -83,7 +82,7 @@ from .events import (
 )
 from .history import is_real_answer, is_replayed_limit
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
-from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_answer, text_update
+from .intents import Forward, Intent, Publish, Recover, Reject, Settle, legacy_answer, notice_update, text_update
 from .redaction import redact
 from .titles import (
     claude_text,
@@ -104,8 +103,10 @@ __all__ = ["MAX_OPEN_QUESTIONS", "ActiveIncident", "SessionLedger", "TurnView"]
 _MAX_NOTICED_TOOLS = 64
 #: How many permission questions may be open at once in one turn (more are refused).
 MAX_OPEN_QUESTIONS = 64
-#: How many notices stay active at once (notices never recover; only the latest can change).
-MAX_ACTIVE_NOTICES = 16
+#: How many notices the ledger tracks as active (notices never recover, and another notice is no
+#: evidence that one did): far above any real session's count; past it the oldest entry is let go
+#: and counted (:attr:`SessionLedger.untracked_notices`), so no report claims less than is active.
+MAX_ACTIVE_NOTICES = 4096
 _IDLE = "idle"
 _IN_TURN = frozenset({"running", "answered", "failing"})  # SessionFlow's in_turn leaves
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
@@ -135,13 +136,12 @@ class TurnView:
 class _Turn:
     """The current (or last) turn's data; where it stands is the flow state (``SessionFlow``)."""
 
-    __slots__ = ("failure", "no_response", "questions", "refusal", "turn_id")
+    __slots__ = ("failure", "questions", "refusal", "turn_id")
 
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
         self.questions: frozenset[str] = frozenset()  # open permission questions (tool use ids)
         self.refusal: str | None = None  # Claude's explanation, shown if the turn ends ``refusal``
-        self.no_response = False  # an api_retry of this turn got no HTTP response
         # Claude's first failure (condition, text, SDK error kind), held to settle the turn.
         self.failure: tuple[Condition, str, str | None] | None = None
 
@@ -174,6 +174,7 @@ class SessionLedger:
         "_last_notice",
         "_last_record_id",
         "_negotiated",
+        "_notice_count",
         "_noticed_tools",
         "_notices",
         "_observer",
@@ -186,6 +187,7 @@ class SessionLedger:
         "_seq",
         "_session_id",
         "_turn",
+        "_untracked_notices",
         "_worker_stopping",
     )
 
@@ -222,6 +224,7 @@ class SessionLedger:
         self._flow = _IDLE  # the turn's SessionFlow state (a leaf)
         self._last_record_id: str | None = None
         self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
+        self._notice_count = self._untracked_notices = 0  # active notices; those let go past the bound
         self._replay_prompt: str | None = None
         self._replay_prompt_used = False
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
@@ -257,6 +260,11 @@ class SessionLedger:
             ActiveIncident(i.id, i.state, i.revision, i.recovery, i.category or Category.UNKNOWN)
             for i in self._active.values()
         )
+
+    @property
+    def untracked_notices(self) -> int:
+        """Notices still active for the client but let go past :data:`MAX_ACTIVE_NOTICES`."""
+        return self._untracked_notices
 
     @property
     def turn(self) -> TurnView | None:
@@ -412,7 +420,6 @@ class SessionLedger:
             if current is not None and current.state != "retrying":
                 self._note("api_retry_after_terminal_failure", incident_id=incident_id)
                 continue
-            turn.no_response = turn.no_response or ev.error_status is None
             if not self._negotiated:
                 continue  # legacy: retry progress was never shown
             row, category = retry_condition(ev.error_status, ev.error)
@@ -460,7 +467,7 @@ class SessionLedger:
                 self._unknown_effect(effect, "real_answer")
 
     def _on_result(self, ev: Result) -> None:
-        event = result_event(ev.is_error, ev.stop_reason)
+        event = result_event(ev.is_error, ev.stop_reason, ev.subtype, ev.result)
         effects = self._step_turn(event)
         if effects is None:
             # No turn is running: e.g. the SDK's ResultError, which repeats the error result.
@@ -483,7 +490,7 @@ class SessionLedger:
             elif effect == "settle_failure":
                 self._settle_held(turn, ev)
             elif effect == "settle_result_error":
-                cond = classify_result(ev.subtype, ev.terminal_reason)
+                cond = classify_result(ev.subtype, ev.terminal_reason, ev.result)
                 legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)
                 self._settle(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result", legacy_text=legacy)
             else:
@@ -506,11 +513,7 @@ class SessionLedger:
             explanation=ev.explanation,
         )
         if self._notices:
-            title, description = refusal_fallback_notice(summary, explanation)
-            update: dict[str, Any] = {"sessionUpdate": "notice", "severity": "warning", "title": title}
-            if description:
-                update["description"] = description
-            self._outbox.append(Forward(update))
+            self._outbox.append(Forward(notice_update("warning", *refusal_fallback_notice(summary, explanation))))
         elif self._negotiated:
             title, details = refusal_fallback_record(summary, explanation)
             self._publish_notice(CONDITIONS["model_refusal_fallback"], title, details)
@@ -535,11 +538,7 @@ class SessionLedger:
                 while len(self._noticed_tools) > _MAX_NOTICED_TOOLS:
                     del self._noticed_tools[next(iter(self._noticed_tools))]
             fallback = "Claude reported a warning" if severity == "warning" else "Claude reported a notice"
-            title, description = split_notice_text(ev.content, fallback)
-            update: dict[str, Any] = {"sessionUpdate": "notice", "severity": severity, "title": title}
-            if description:
-                update["description"] = description
-            self._outbox.append(Forward(update))
+            self._outbox.append(Forward(notice_update(severity, *split_notice_text(ev.content, fallback))))
             return
         if not ev.content:
             return
@@ -741,7 +740,6 @@ class SessionLedger:
             return
         if cond.key == "invalid_request" and result.terminal_reason == "prompt_too_long":
             cond = CONDITIONS["context_limit"]
-        cond = refine_terminal(cond, result.api_error_status, turn.no_response)
         legacy = claude_text(text) or legacy_result_text(result.subtype, result.result, result.errors)
         self._settle(
             turn, cond, claude_text(text, result.result, list(result.errors)), "error_result", kind, legacy_text=legacy
@@ -835,12 +833,13 @@ class SessionLedger:
             older = [i.id for i in self._active.values() if i.replayed and i is not inc]
         elif intent.transition == "notify":
             self._last_notice = (inc.id, intent.title, intent.details)
-            # A newer notice does not retire an older one (spec: "Publishing another incident is
-            # not evidence that an older one recovered"), and nothing can change an older notice
-            # again: only the latest one may be updated in place. Memory stays bounded by keeping
-            # the newest MAX_ACTIVE_NOTICES active; the oldest beyond them is let go.
-            notices = [i.id for i in self._active.values() if i.state == "noticed"]
-            older = notices[: max(0, len(notices) - MAX_ACTIVE_NOTICES)]
+            # Notices stay active until their own recovery (none): another notice retires none.
+            if inc.revision == 1 and inc.active:
+                self._notice_count += 1
+                if self._notice_count > MAX_ACTIVE_NOTICES:  # memory bound: let go and count
+                    older = [next(i.id for i in self._active.values() if i.state == "noticed")]
+                    self._notice_count -= 1
+                    self._untracked_notices += 1
         for old_id in older:
             old = self._active.pop(old_id, None)
             if old is not None:

@@ -175,14 +175,15 @@ def present(text: str, fallback_key: str) -> tuple[str, str | None]:
 
 
 def claude_text(*candidates: object) -> str:
-    """The first non-empty user-facing text among ``candidates`` (str, or a list of str)."""
+    """The first non-empty user-facing text among ``candidates`` (str, or a list of str, joined
+    with ``", "`` as the reference adapter joins a result's ``errors`` for its title)."""
     for cand in candidates:
         if isinstance(cand, str) and cand.strip():
             return cand
         if isinstance(cand, (list, tuple)):
             parts = [c for c in cand if isinstance(c, str) and c.strip()]
             if parts:
-                return "; ".join(parts)
+                return ", ".join(parts)
     return ""
 
 

@@ -281,39 +281,25 @@ EXPECTED: dict[str, Expect | None] = {
             SPEC_TITLE,
         ),
     ),
-    # server_error with no HTTP status after retries that got no response: the API was unreachable
+    # server_error with no HTTP status after retries that got no response: the retries are
+    # `connection` warnings, the terminal provider error is `service` (issue 21 rule 3)
     "conn_refused": Expect(
-        "connection",
+        "service",
         ["retry"],
         "re:API Error: Connection refused .*",
-        (
-            SPEC_CATEGORY_CONNECTION,
-            "project decision: the terminal `server_error` without an HTTP status that ends retries "
-            "without an HTTP response stays `connection` (the spec names only the retries); README, "
-            "conditions table row `api_connection_failed`",
-            "project decision: retry, as for the provider error the CLI reports",
-            SPEC_TITLE,
-        ),
+        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
     ),
     "conn_closed": Expect(
-        "connection",
+        "service",
         ["retry"],
         "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*",
-        (
-            SPEC_CATEGORY_CONNECTION,
-            "project decision: as conn_refused (README, conditions table row `api_connection_failed`)",
-            SPEC_TITLE,
-        ),
+        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
     ),
     "sse_truncated": Expect(
-        "connection",
+        "service",
         ["retry"],
         "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*",
-        (
-            SPEC_CATEGORY_CONNECTION,
-            "project decision: as conn_refused (README, conditions table row `api_connection_failed`)",
-            SPEC_TITLE,
-        ),
+        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
     ),
     "max_turns": Expect(
         "limit",

@@ -10,6 +10,7 @@ from lifecycle.conditions import (
     classify_assistant_error,
     classify_result,
     render_conditions_markdown,
+    result_event,
     retry_condition,
     stop_reason_for,
 )
@@ -33,7 +34,6 @@ SPEC_CATEGORIES = {
     "unknown": Category.SERVICE,
     "internal_error": Category.SERVICE,
     "api_retry_no_response": Category.CONNECTION,
-    "api_connection_failed": Category.CONNECTION,
     "query_error": Category.CONNECTION,
     "worker_shutdown": Category.CONNECTION,
     "model_fallback": Category.UNKNOWN,
@@ -152,14 +152,57 @@ def test_the_readme_table_is_rendered_from_the_data() -> None:
     assert table.count("\n") == len(CONDITIONS) + 2
 
 
-def test_an_unreachable_api_is_a_connection_failure_only_with_the_evidence() -> None:
-    from lifecycle.conditions import refine_terminal
+def test_a_provider_error_after_retries_without_a_response_stays_service() -> None:
+    """Issue 21 rule 3: "`overloaded`, `server_error`, unknown provider error → `service`"; only the
+    retry without an HTTP response is `connection` (there is no terminal refinement)."""
+    import lifecycle.conditions as conditions
 
-    server_error = CONDITIONS["server_error"]
-    assert refine_terminal(server_error, None, True).key == "api_connection_failed"
-    assert refine_terminal(server_error, 500, True) is server_error  # the API answered
-    assert refine_terminal(server_error, None, False) is server_error  # no retry evidence
-    assert refine_terminal(CONDITIONS["rate_limit"], None, True).key == "rate_limit"
+    assert not hasattr(conditions, "refine_terminal")
+    assert "api_connection_failed" not in CONDITIONS
+    for key in ("server_error", "overloaded", "unknown", "unrecognized_error"):
+        assert CONDITIONS[key].category is Category.SERVICE
+
+
+def test_a_login_request_in_the_result_text_is_access() -> None:
+    """Issue 21 rule 7: "… run /login …" as an is_error result's only text is the synthetic login
+    message (access, login, until auth_status; legacy -32000)."""
+    text = "Invalid API key · Please run /login"
+    row = classify_result("success", None, text)
+    assert (row.key, row.category, row.actions, row.recovery, row.legacy_code) == (
+        "login_required",
+        Category.ACCESS,
+        (Action.LOGIN,),
+        Recovery.AUTH_STATUS,
+        -32000,
+    )
+    assert classify_result("success", None, "Login expired · Run /login to sign in").key == "login_required"
+    assert classify_result("success", None, "Something failed").key == "error_result"
+    # the login request wins over max_tokens, as in the reference's success lane
+    assert result_event(True, "max_tokens", "success", text) == "result_error"
+    assert result_event(False, "max_tokens", "success", text) == "result_stop"
+
+
+@pytest.mark.parametrize(
+    ("is_error", "stop", "subtype", "event"),
+    [
+        (True, "max_tokens", "success", "result_stop"),
+        (True, "max_tokens", "error_during_execution", "result_stop"),
+        (True, "max_tokens", "error_max_budget_usd", "result_error"),
+        (True, "max_tokens", "error_max_turns", "result_error"),
+        (True, "max_tokens", "error_max_structured_output_retries", "result_error"),
+        (True, "refusal", "error_max_turns", "result_stop"),
+        (True, "refusal", "error_max_budget_usd", "result_stop"),
+        (False, "max_tokens", "success", "result_stop"),
+        (True, "end_turn", "success", "result_error"),
+        (False, "end_turn", "success", "result_success"),
+    ],
+)
+def test_max_tokens_wins_only_for_success_and_execution_errors(
+    is_error: bool, stop: str, subtype: str, event: str
+) -> None:
+    """Issue 21 rule 1: a budget or turn limit is a failure even with stop_reason max_tokens
+    (dist/acp-agent.js:5492-5495, :5539-5542 check max_tokens only in those two lanes)."""
+    assert result_event(is_error, stop, subtype) == event
 
 
 # ---------------------------------------------------------------- exact values
@@ -245,17 +288,6 @@ def test_classify_result_exactly(subtype: object, terminal: object, key: str) ->
     assert classify_result(subtype, terminal).key == key
 
 
-def test_refine_terminal_exactly() -> None:
-    from lifecycle.conditions import refine_terminal
-
-    for key in ("server_error", "unknown", "unrecognized_error"):
-        assert refine_terminal(CONDITIONS[key], None, True) is CONDITIONS["api_connection_failed"]
-        assert refine_terminal(CONDITIONS[key], 503, True) is CONDITIONS[key]
-        assert refine_terminal(CONDITIONS[key], None, False) is CONDITIONS[key]
-    for key in ("overloaded", "rate_limit", "invalid_request", "error_result"):
-        assert refine_terminal(CONDITIONS[key], None, True) is CONDITIONS[key]
-
-
 def test_retry_condition_exactly() -> None:
     assert retry_condition(None, "rate_limit") == (CONDITIONS["api_retry_no_response"], Category.CONNECTION)
     assert retry_condition(429, "rate_limit") == (CONDITIONS["api_retry"], Category.LIMIT)
@@ -320,7 +352,6 @@ def test_every_row_written_out() -> None:
         "error_max_structured_output_retries": ("service", E, ["retry"], "confirmed_attempt"),
         "missing_result": ("service", E, ["retry"], "confirmed_attempt"),
         "internal_error": ("service", E, ["retry"], "confirmed_attempt"),
-        "api_connection_failed": ("connection", E, ["retry"], "confirmed_attempt"),
         "query_error": ("connection", E, ["new_session"], "runtime_replaced"),
         "worker_shutdown": ("connection", E, ["new_session"], "runtime_replaced"),
         "api_retry": ("service", W, [], "confirmed_attempt"),

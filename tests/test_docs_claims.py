@@ -269,13 +269,14 @@ def test_authentication_is_minus_32000_without_data_and_run_login_is_a_login_fai
 
 def test_notice_identity_is_its_text_and_memory_is_bounded() -> None:
     """docs/design.md: same text as the notice just published reuses its id with a higher revision,
-    other text is a new id, a newer notice never retires an older one, and only the
-    ``MAX_ACTIVE_NOTICES`` (16) newest stay active."""
+    other text is a new id, a newer notice never retires an older one (issue 21 rule 2: the 17th
+    notice keeps the first active), and past ``MAX_ACTIVE_NOTICES`` (4096) the oldest entry is let
+    go and counted, so the ledger never reports fewer than are active."""
     from lifecycle import SessionLedger
     from lifecycle.events import ModelFallback
     from lifecycle.ledger import MAX_ACTIVE_NOTICES
 
-    assert MAX_ACTIVE_NOTICES == 16
+    assert MAX_ACTIVE_NOTICES == 4096
     sent: list[tuple[str, int]] = []
 
     def send(out: Any) -> None:
@@ -288,11 +289,14 @@ def test_notice_identity_is_its_text_and_memory_is_bounded() -> None:
     assert sent[0][0] == sent[1][0] and (sent[0][1], sent[1][1]) == (1, 2)
     assert sent[2][0] != sent[0][0] and sent[2][1] == 1
     assert {sent[0][0], sent[2][0]} <= {a.id for a in ledger.active}
-    for i in range(MAX_ACTIVE_NOTICES + 4):
+    for i in range(20):
+        ledger.process(ModelFallback(content=f"Switched to model {i}"), send)
+    assert [a.id for a in ledger.active] == [f"s1:notice:e1:{n}" for n in range(1, 23)]  # all 22, the first too
+    for i in range(20, 4096 + 3):
         ledger.process(ModelFallback(content=f"Switched to model {i}"), send)
     active = [a.id for a in ledger.active]
-    assert len(active) == MAX_ACTIVE_NOTICES
-    assert active == [i for i, _ in sent[-MAX_ACTIVE_NOTICES:]]
+    assert len(active) == 4096 and ledger.untracked_notices == 5  # 4101 notices: 4096 held, 5 counted
+    assert active[0] == "s1:notice:e1:6" and active[-1] == "s1:notice:e1:4101"
 
 
 def test_a_lone_surrogate_in_an_id_part_becomes_the_replacement_character() -> None:

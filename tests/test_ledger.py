@@ -113,15 +113,14 @@ def test_consecutive_updates_for_the_same_notice_reuse_its_id() -> None:
     assert s.active_ids == ["s1:notice:e1:1", "s1:notice:e1:2", "s1:notice:e1:3"]
 
 
-def test_active_notices_are_bounded_the_newest_stay() -> None:
-    from lifecycle.ledger import MAX_ACTIVE_NOTICES
-
+def test_notices_stay_active_past_sixteen() -> None:
+    """Issue 21 rule 2: notices stay active until their own recovery (none); the 17th notice of a
+    session retires nothing (the ledger used to keep only the 16 newest)."""
     s = Session()
-    for n in range(MAX_ACTIVE_NOTICES + 3):
+    for n in range(40):
         s.feed(ModelFallback(content=f"Switched to model {n}"))
-    assert len(s.active_ids) == MAX_ACTIVE_NOTICES
-    assert s.active_ids[-1] == f"s1:notice:e1:{MAX_ACTIVE_NOTICES + 3}"
-    assert s.active_ids[0] == "s1:notice:e1:4"  # the three oldest were let go, nothing was published
+    assert s.active_ids == [f"s1:notice:e1:{n}" for n in range(1, 41)]
+    assert s.ledger.untracked_notices == 0
 
 
 def test_a_prompt_cannot_reuse_the_id_of_an_active_failure() -> None:
@@ -549,30 +548,17 @@ def test_a_long_failure_text_carries_details_on_the_wire() -> None:
     assert "details" not in record["result"]["_meta"]["jetbrains"]["air"]["sessionFailure"]  # type: ignore[index]
 
 
-def test_an_unreachable_api_after_retries_without_a_response_is_a_connection_failure() -> None:
+def test_a_provider_error_after_retries_without_a_response_is_service() -> None:
+    """Issue 21 rule 3: the retries without an HTTP response are `connection` warnings; the terminal
+    `server_error` / `overloaded` is `service` ("`overloaded`, `server_error`, unknown provider error
+    → `service`"), whatever the final status, as the reference says (provider_error, overloaded)."""
     text = "API Error: Connection error."
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
-               error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "connection", "error", text, ["retry"]))
-    # With an HTTP status the API answered: a service failure.
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), synthetic(text, "server_error"),
-               error_result(text, 500))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
-    # Retries that did get a response are no evidence.
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, 500, "server_error"), synthetic(text, "server_error"),
-               error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 2, "service", "error", text, ["retry"]))
-
-
-def test_a_retry_without_a_response_is_remembered_across_later_retries() -> None:
-    text = "API Error: Connection error."
-    s = Session()
-    got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), retry(2, 500, "server_error"),
-               synthetic(text, "server_error"), error_result(text, None))
-    assert got[-1] == ends_turn("t1", rec("t1:error", 3, "connection", "error", text, ["retry"]))
+    for kind, status in (("server_error", None), ("server_error", 500), ("overloaded", 529)):
+        s = Session()
+        got = wire(s, PromptStarted(turn_id="t1"), retry(1, None, "unknown"), retry(2, None, "unknown"),
+                   synthetic(text, kind), error_result(text, status))
+        assert got[0]["params"]["update"]["_meta"]["jetbrains"]["air"]["sessionFailure"]["category"] == "connection"  # type: ignore[index]
+        assert got[-1] == ends_turn("t1", rec("t1:error", 3, "service", "error", text, ["retry"]))
 
 
 PROMPT_400 = "API Error: 400 prompt is too long: 250000 tokens > 200000 maximum"
@@ -626,7 +612,7 @@ def test_the_title_falls_back_from_claudes_message_to_the_result_then_its_errors
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
                Result(subtype="success", is_error=True, result=None, errors=("first", "second")))
-    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "first; second", ["retry"]))]
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", "first, second", ["retry"]))]
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "overloaded"),
                Result(subtype="success", is_error=True))
@@ -741,11 +727,11 @@ def test_a_legacy_execution_error_joins_its_errors_with_a_comma() -> None:
                Result(subtype="error_during_execution", is_error=True, errors=two))
     assert got == [legacy_error("t1", -32603, "Internal error: Tool execution failed, Hook blocked the write",
                                 "overloaded")]
-    # A capable client's title is unchanged: Claude's text in the spec's precedence.
+    # A capable client's title joins them the same way, as the reference's title does (`:5544`).
     s = Session()
     got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="error_during_execution", is_error=True, errors=two))
     assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error",
-                                       "Tool execution failed; Hook blocked the write", ["retry"]))]
+                                       "Tool execution failed, Hook blocked the write", ["retry"]))]
 
 
 def test_a_legacy_error_result_without_text_names_its_subtype() -> None:

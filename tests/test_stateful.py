@@ -48,7 +48,6 @@ from lifecycle.answers import RECOVERY_EVENTS, MachineAnswers
 from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound
 from lifecycle.history import load_history
-from lifecycle.ledger import MAX_ACTIVE_NOTICES
 from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
 
@@ -280,13 +279,66 @@ class AdapterSession(RuleBasedStateMachine):
         self.draining = False  # a cancelled turn's result ends its draining
 
     @precondition(lambda self: self.running)
-    @rule(subtype=st.sampled_from(["error_max_turns", "error_max_budget_usd", "error_during_execution"]))
-    def the_turn_hits_a_configured_limit(self, subtype: str) -> None:
-        self._settling(True)
+    @rule(
+        subtype=st.sampled_from(["error_max_turns", "error_max_budget_usd", "error_during_execution"]),
+        stop=st.sampled_from([None, "max_tokens"]),
+    )
+    def the_turn_hits_a_configured_limit(self, subtype: str, stop: str | None) -> None:
+        """"budget/turn limit → `limit`"; "configured session-budget exhaustion: `new_session`",
+        even with stop_reason max_tokens, which wins only for success and error_during_execution
+        (issue 21 rule 1)."""
+        wins = stop == "max_tokens" and subtype == "error_during_execution"
+        self._settling(not wins)
+        held = self.turn_failure
         self.feed(
             "the_turn_hits_a_configured_limit",
-            Result(subtype=subtype, is_error=True, errors=(f"Reached the limit {SECRETS[0]}",)),
+            Result(subtype=subtype, is_error=True, errors=(f"Reached the limit {SECRETS[0]}",), stop_reason=stop),
         )
+        answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
+        if wins:
+            assert [getattr(o, "stop_reason", None) for o in answers] == ["max_tokens"], (self.step, answers)
+        elif self.was_running and held is None and self.ledger.negotiated and subtype != "error_during_execution":
+            shown = [(getattr(o, "stop_reason", None), o.record and o.record.category.value) for o in answers]
+            assert shown == [("end_turn", "limit")], (self.step, answers)
+            assert answers[0].record is not None and [a.value for a in answers[0].record.actions] == ["new_session"]
+
+    @precondition(lambda self: self.running)
+    @rule(which=st.sampled_from(["server_error", "overload"]))
+    def the_provider_fails_after_retries_without_a_response(self, which: str) -> None:
+        """Retries that got no HTTP response are `connection` warnings; the provider error that
+        ends the turn is `service` with `retry` ("`overloaded`, `server_error` … → `service`";
+        issue 21 rule 3)."""
+        kind, text = FAILURES[which]
+        held = self.turn_failure
+        self._claude_failure(which)
+        self._settling(True)
+        self.feed(
+            "the_provider_fails_after_retries_without_a_response",
+            ApiRetry(attempt=1, max_retries=10, error_status=None, error="unknown"),
+            Assistant(text=text, model="<synthetic>", error=kind),
+            Result(subtype="success", is_error=True, result=text, api_error_status=None, terminal_reason="api_error"),
+        )
+        if self.was_running and held is None and self.ledger.negotiated:
+            settled = [o.record for o, _ in self.sent if isinstance(o, PromptResponseOut)]
+            assert [(r.category.value, [a.value for a in r.actions]) for r in settled if r is not None] == [
+                ("service", ["retry"])
+            ], (self.step, settled)
+
+    @precondition(lambda self: self.running)
+    @rule()
+    def the_result_asks_for_a_login(self) -> None:
+        """A login request that arrives only as the error result's text is the synthetic login
+        message: `access` with `login`, active until `auth_status`; legacy -32000 (issue 21 rule 7)."""
+        held = self.turn_failure
+        self._claude_failure("auth")
+        self._settling(True)
+        text = "OAuth token has expired · Run /login to sign in again"
+        self.feed("the_result_asks_for_a_login", Result(subtype="success", is_error=True, result=text))
+        if self.was_running and held is None and self.ledger.negotiated:
+            settled = [o.record for o, _ in self.sent if isinstance(o, PromptResponseOut)]
+            assert [(r.category.value, [a.value for a in r.actions]) for r in settled if r is not None] == [
+                ("access", ["login"])
+            ], (self.step, settled)
 
     @rule()
     def claude_answers_for_real(self) -> None:
@@ -405,10 +457,13 @@ class AdapterSession(RuleBasedStateMachine):
         self._settling(False)
         shown = {r.id: (r.title, r.details) for r in self.client.records}
         notices = [a.id for a in self.ledger.active if a.state == "noticed"]
+        untracked = self.ledger.untracked_notices
         content = f"Switched to {model} because Opus 5.5 is not available {secret}".strip()
         self.feed("claude_falls_back_to_another_model", ModelFallback(content=content))
-        if len(notices) < MAX_ACTIVE_NOTICES:  # "not evidence that an older one recovered"
-            assert set(notices) <= {a.id for a in self.ledger.active}, (notices, self.ledger.active)
+        # "not evidence that an older one recovered" (issue 21 rule 2): every notice stays active,
+        # or, let go past the ledger's memory bound, is counted as still active
+        gone = set(notices) - {a.id for a in self.ledger.active}
+        assert len(gone) == self.ledger.untracked_notices - untracked, (notices, self.ledger.active)
         for out, ok in self.sent:
             rec = out.record
             if ok and rec is not None and rec.id in shown:

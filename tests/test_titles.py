@@ -41,9 +41,10 @@ def test_precedence_first_non_empty_text() -> None:
     assert claude_text(None, [], "") == ""
 
 
-def test_a_records_title_still_joins_a_results_errors_with_a_semicolon() -> None:
+def test_a_records_title_joins_a_results_errors_as_the_reference_does() -> None:
+    # dist/acp-agent.js:5544, :5552, :5559: the record's title is errors.join(", ") too
     assert claude_text(None, ["Tool execution failed", "Hook blocked the write"]) == (
-        "Tool execution failed; Hook blocked the write"
+        "Tool execution failed, Hook blocked the write"
     )
 
 
@@ -160,7 +161,7 @@ def test_titles_are_redacted() -> None:
 
 
 def test_claude_text_joins_the_non_empty_strings_of_a_list() -> None:
-    assert claude_text(None, ["first", "", "  ", 7, "second"]) == "first; second"
+    assert claude_text(None, ["first", "", "  ", 7, "second"]) == "first, second"
     assert claude_text(("only",)) == "only"
     assert claude_text("   ", "x") == "x"
     assert claude_text(7, ["", None]) == ""

@@ -170,13 +170,19 @@ class TraceDriver:
         self._emit(mask_texts(out, memory.mask).to_jsonrpc())
 
     def trailer(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "lifecycle": "active",
             "sessions": {
                 sid: [{"id": a.id, "recovery": a.recovery.value} for a in ledger.active]
                 for sid, ledger in self._sessions.items()
             },
         }
+        # Notices let go past lifecycle.ledger.MAX_ACTIVE_NOTICES are still active: say how many.
+        sessions = self._sessions.items()
+        untracked = {sid: led.untracked_notices for sid, led in sessions if led.untracked_notices}
+        if untracked:
+            out["untracked_notices"] = untracked
+        return out
 
 
 def dumps(obj: object) -> str:

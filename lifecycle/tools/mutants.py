@@ -40,7 +40,7 @@ from ..events import (
 )
 from ..ids import turn_error_id
 from ..incident import IncidentMachine
-from ..wire import Action, SessionFailure, Severity, attach_record
+from ..wire import Action, Category, SessionFailure, Severity, attach_record
 from .explorer import (
     INVARIANTS,
     Bounds,
@@ -335,12 +335,12 @@ def _warning_recommends_retry(p: _Patches) -> None:
 
 
 def _is_error_beats_stop_reason(p: _Patches) -> None:
-    orig: Callable[[object, object], str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
+    orig: Callable[..., str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
 
-    def result_event(is_error: object, stop_reason: object) -> str:
+    def result_event(is_error: object, stop_reason: object, *rest: object) -> str:
         if is_error:  # "an error is an error, whatever the stop reason"
             return "result_error"
-        return orig(is_error, stop_reason)
+        return orig(is_error, stop_reason, *rest)
 
     p.attr(ledger_mod, "result_event", result_event)
 
@@ -419,6 +419,45 @@ def _newer_notice_retires_older(p: _Patches) -> None:
     p.attr(ledger_mod.SessionLedger, "_commit", commit)
 
 
+# -- issue 21: rules 1, 2, 3 and 7
+
+
+def _max_tokens_beats_limit(p: _Patches) -> None:
+    orig: Callable[..., str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
+
+    def result_event(is_error: object, stop_reason: object, subtype: object = None, text: object = None) -> str:
+        return orig(is_error, stop_reason, "success", text)  # "max_tokens wins, whatever the subtype"
+
+    p.attr(ledger_mod, "result_event", result_event)
+
+
+def _notices_forgotten_past_a_small_bound(p: _Patches) -> None:
+    p.attr(ledger_mod, "MAX_ACTIVE_NOTICES", 1)  # "one notice is all a client needs"
+    p.attr(ledger_mod.SessionLedger, "untracked_notices", property(lambda self: 0))
+
+
+def _unreachable_api_is_connection(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._settle
+
+    def settle(self: Any, turn: Any, cond: Any, *args: Any, **kwargs: Any) -> None:
+        warning = self._active.get(turn_error_id(turn.turn_id))  # the turn's retry warning, if any
+        retried = warning is not None and warning.state == "retrying"
+        if retried and cond.key in ("server_error", "overloaded", "unknown"):  # "the API was unreachable"
+            cond = dataclasses.replace(cond, category=Category.CONNECTION)
+        orig(self, turn, cond, *args, **kwargs)
+
+    p.attr(ledger_mod.SessionLedger, "_settle", settle)
+
+
+def _login_result_is_service(p: _Patches) -> None:
+    orig: Callable[..., Any] = getattr(ledger_mod, "classify_result")  # noqa: B009 (not exported)
+
+    def classify_result(subtype: object, terminal_reason: object, text: object = None) -> Any:
+        return orig(subtype, terminal_reason)  # "the result's text is only its title"
+
+    p.attr(ledger_mod, "classify_result", classify_result)
+
+
 # -- permission questions (never incidents; open only while their turn runs)
 
 
@@ -484,6 +523,14 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("notice_reused_whatever_its_text", "a consecutive notice reuses the previous id whatever its text",
            _notice_reused_whatever_its_text),
     Mutant("newer_notice_retires_older", "a newer notice retires the older ones", _newer_notice_retires_older),
+    Mutant("max_tokens_beats_limit", "a budget or turn limit with stop_reason max_tokens ends max_tokens",
+           _max_tokens_beats_limit),
+    Mutant("notices_forgotten_past_a_small_bound", "only the newest notice stays active; the others are forgotten",
+           _notices_forgotten_past_a_small_bound),
+    Mutant("unreachable_api_is_connection", "a provider error after the turn's retries is connection",
+           _unreachable_api_is_connection),
+    Mutant("login_result_is_service", "a login request only in the result text is a service failure",
+           _login_result_is_service),
     Mutant("questions_outlive_their_turn", "a permission question stays open after its turn left in_turn",
            _questions_outlive_their_turn),
     Mutant("refused_question_published", "a question asked outside a running turn is published as a failure",

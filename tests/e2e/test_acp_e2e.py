@@ -546,10 +546,10 @@ def test_connection_dropped(kind: str, agents: Any) -> None:
     sid = agent.new_session()
     text = f"connection dropped ({kind})"
     out = agent.prompt(sid, text, CloseReply(), CloseReply(), CloseReply())
-    # no HTTP response: the warnings are "connection"; the CLI says server_error, but with no HTTP status
-    # after retries that got no response the lifecycle refines it to a connection failure
+    # no HTTP response: the warnings are "connection"; the CLI ends the turn with server_error (no HTTP
+    # status), which is "service" (issue 21 rule 3: "`server_error` … → `service`", as the reference says)
     check_retried_failure(
-        agent, out, text, category="connection", warning_category="connection", actions=["retry"], has_response=False
+        agent, out, text, category="service", warning_category="connection", actions=["retry"], has_response=False
     )
 
 

@@ -79,6 +79,10 @@ SPEC_OVER_REFERENCE: tuple[str, ...] = (
     "recoverable internal error actions",
     "replayed record revision",
     "where `sessionFailure` is advertised",
+    "notices kept active",
+    "authentication recovery",
+    "`account_on_hold`, `billing_error`",
+    "`error_max_*` result without `is_error`",
 )
 
 #: (scenario, client, field) -> the point of SPEC_OVER_REFERENCE that explains the difference.

@@ -52,14 +52,17 @@ from .world import (
     FALLBACK_TEXTS,
     INTERNAL_ERROR_NOTE,
     LEGACY,
+    LIMIT_RESULT_TEXT,
     LIMIT_TEXT,
     LOCAL_COMMAND_TEXT,
+    LOGIN_RESULT_TEXT,
     MAX_TOKENS_TEXT,
     OLDER_LIMIT_TEXT,
     QUERY_ERROR_TEXT,
     RATE_TEXT,
     REFUSAL_TEXT,
     RESULT_ERROR_TEXT,
+    SERVER_ERROR_TEXT,
     SESSION_ID,
     STALE_RUNTIME_NOTE,
     Bounds,
@@ -311,6 +314,16 @@ ACTIONS: tuple[Action, ...] = (
         failure_kind="usage_limit",
         turn_frame=True,
     ),
+    # Issue 21 rule 3: Claude's provider error (after the turn's retries, the second of which got
+    # no HTTP response): a service failure, never connection.
+    Action(
+        "server_error",
+        lambda w: (_assistant(SERVER_ERROR_TEXT, "<synthetic>", "server_error"),),
+        _unless_waiting(_while_running),
+        "claude_failure",
+        failure_kind="server_error",
+        turn_frame=True,
+    ),
     # Rule 7: the cancelled turn's stream drains; its failure arrives after ``cancel``.
     Action(
         "cancelled_turn_failure",
@@ -374,6 +387,32 @@ ACTIONS: tuple[Action, ...] = (
         "result_stop",
         recovers=_ATTEMPT_RECOVERS,
         stop_reason="refusal",
+        turn_frame=True,
+    ),
+    # Issue 21 rule 1: a budget limit is a limit failure even with stop_reason max_tokens.
+    Action(
+        "result_limit_max_tokens",
+        lambda w: (
+            {
+                "type": "result",
+                "subtype": "error_max_budget_usd",
+                "is_error": True,
+                "stop_reason": "max_tokens",
+                "errors": [LIMIT_RESULT_TEXT],
+            },
+        ),
+        _unless_waiting(_alive),
+        "result_error",
+        settles_with_failure=True,
+        turn_frame=True,
+    ),
+    # Issue 21 rule 7: a login request only in the error result's text (no assistant frame).
+    Action(
+        "login_result",
+        lambda w: (_result(LOGIN_RESULT_TEXT, is_error=True, terminal_reason="api_error"),),
+        _unless_waiting(_alive),
+        "result_error",
+        settles_with_failure=True,
         turn_frame=True,
     ),
     Action(
@@ -443,7 +482,7 @@ ACTIONS: tuple[Action, ...] = (
             },
         ),
         _unless_waiting(lambda w, b: _while_running(w, b) and _notice_revision(w) < b.notices),  # during a query
-        # A newer notice retires none (only the oldest beyond lifecycle.ledger.MAX_ACTIVE_NOTICES).
+        # A newer notice retires none (issue 21 rule 2; lifecycle.ledger.MAX_ACTIVE_NOTICES is 4096).
         recovers=frozenset({Recovery.NEVER}),
     ),
     # Contract rule 1: the model declined and Claude retried with another model: a warning notice

@@ -49,6 +49,7 @@ from ...wire import (
 )
 from ...wire import Action as WireAction
 from .actions import Step, drain, outcome, question_id
+from .classification import CLASSIFICATION_CHECKS, CLASSIFICATION_TARGETS
 from .world import (
     ANSWER_TEXT,
     EPOCH,
@@ -414,7 +415,9 @@ def legacy_unchanged(s: Step) -> str | None:
                 return f"{s.name} ended a legacy turn with {[outcome(o) for o in settles]}, expected end_turn"
             return None
         # Claude's authentication failure settles with -32000, unless the runtime was lost (rule 6).
-        auth = s.before is not None and s.before.turn_failure == "auth" and not (s.action and s.action.loss)
+        # ... and a login request only in the result's text (issue 21 rule 7) likewise.
+        held = s.before.turn_failure if s.before is not None else None
+        auth = (held == "auth" or (held is None and s.name == "login_result")) and not (s.action and s.action.loss)
         code = -32000 if auth else -32603
         if len(settles) != 1 or not isinstance(settles[0], PromptErrorOut) or settles[0].code != code:
             got = [outcome(o) for o in settles]
@@ -541,7 +544,8 @@ def notice_identity_is_its_text(s: Step) -> str | None:
     """"Consecutive updates for the same notice may reuse one id and increment its revision"; a
     notice with other text is a new occurrence with a new id, and "publishing another incident is
     not evidence that an older one recovered": a newer notice retires no older one (contract rule
-    3; the explorer's notice bound stays below ``lifecycle.ledger.MAX_ACTIVE_NOTICES``)."""
+    3, issue 21 rule 2; the explorer's notice bound stays far below
+    ``lifecycle.ledger.MAX_ACTIVE_NOTICES``)."""
     if s.before is None:
         return None
     shown = {r.id: r for r in s.before.client.records}
@@ -723,7 +727,7 @@ def beyond_bounds(bounds: Bounds) -> dict[str, str]:
     limit = getattr(ledger_mod, "MAX_ACTIVE_NOTICES", None)
     if isinstance(limit, int) and limit >= bounds.incidents:
         out["noticed --superseded--> historical"] = (
-            f"only a notice beyond the {limit} newest active ones is retired "
+            f"only past {limit} active notices is the oldest let go, and counted "
             f"(lifecycle.ledger.MAX_ACTIVE_NOTICES); states with more than {bounds.incidents} "
             "active incidents are not expanded"
         )
@@ -887,3 +891,7 @@ TARGETS: tuple[Target, ...] = (
     ),
 )
 
+
+for _check in CLASSIFICATION_CHECKS:  # issue 21's classification invariants (.classification)
+    invariant(_check)
+TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS)

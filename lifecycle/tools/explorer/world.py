@@ -69,6 +69,12 @@ MAX_TOKENS_TEXT = f"Claude's response exceeded the output token maximum (x-api-k
 REFUSAL_TEXT = f"API Error: Claude's safeguards flagged this message. Details: `[cyber]` ({PRIVATE_PATH})"
 QUERY_ERROR_TEXT = f"ProcessTransport is not ready for writing (ANTHROPIC_API_KEY={API_KEY}, cwd={PRIVATE_PATH})"
 AUTH_FAILED_TEXT = f"401 Unauthorized ({BEARER})"
+#: Claude's provider failure after retries that got no HTTP response (issue 21 rule 3: ``service``).
+SERVER_ERROR_TEXT = "API Error: Connection error."
+#: A budget limit's result text, with ``stop_reason: max_tokens`` (issue 21 rule 1: ``limit``).
+LIMIT_RESULT_TEXT = "Reached maximum budget ($0.50)"
+#: A login request that arrives only as an ``is_error`` result's text (issue 21 rule 7: ``access``).
+LOGIN_RESULT_TEXT = "OAuth token has expired · Run /login to sign in again"
 LOCAL_COMMAND_TEXT = "No response requested."
 ANSWER_TEXT = "Hello! How can I help?"
 FALLBACK_TEXTS = (
@@ -319,7 +325,9 @@ def _view(value: Any) -> Hashable:
     cls = type(value)
     if cls is tuple:
         if value and isinstance(value[0], Condition):
-            return _view(value[0])  # a turn's captured failure: (condition, Claude's text)
+            # a turn's captured failure (condition, Claude's text, kind): its category too, which
+            # the record that settles the turn shows (a provider error is not a rate limit)
+            return (_view(value[0]), value[0].category)
         return tuple(_view(v) for v in value)
     if cls is list or cls is deque:
         return ("[", *(_view(v) for v in value))
