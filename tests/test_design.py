@@ -501,7 +501,8 @@ def test_nothing_in_the_repository_reads_the_shared_folder() -> None:
 
 
 def test_the_shared_scan_recognises_every_form() -> None:
-    text = 'Path(__file__).parents[2] / "..' + '/shared/fixtures"; "/work' + '/shared/x"; os.environ["LIFECYCLE_' + 'SHARED"]'
+    text = 'Path(__file__).parents[2] / "..' + '/shared/fixtures"; "/work' + '/shared/x"; '
+    text += 'os.environ["LIFECYCLE_' + 'SHARED"]'
     assert mentions_shared(text) == list(SHARED_MARKERS)
     assert mentions_shared("tests/fixtures/claude-cli-2.1.332") == []
 
