@@ -185,7 +185,7 @@ class AdapterSession(RuleBasedStateMachine):
         return accepted
 
     def _a_loss_is_a_connection_failure(self, *, required: bool = True) -> None:
-        """"Transport loss and worker shutdown remain active until runtime replacement", shown as a
+        """"transport loss and worker shutdown remain active until runtime replacement", shown as a
         ``connection`` failure with ``new_session`` whatever came before (contract parity rule 6);
         once per runtime."""
         if not self.ledger.negotiated:
@@ -769,3 +769,17 @@ def _describe(out: Outbound, delivered: bool) -> str:
 
 AdapterSession.TestCase.settings = settings(settings.default, max_examples=_EXAMPLES)
 TestAdapterSession = AdapterSession.TestCase
+
+
+def test_the_spec_sentences_the_invariants_quote_are_verbatim() -> None:
+    """Where this machine's docstrings quote the spec (a double-quoted fragment of 25 characters or
+    more), the fragment is in docs/spec/session-failure.md as written."""
+    import re
+    from pathlib import Path
+
+    spec_path = Path(__file__).resolve().parent.parent / "docs" / "spec" / "session-failure.md"
+    spec = " ".join(spec_path.read_text().split())
+    docs = [getattr(v, "__doc__", None) or "" for v in vars(AdapterSession).values() if callable(v)]
+    quotes = [q for d in docs for q in re.findall(r'"([^"]{25,})"', " ".join(d.split()))]
+    assert len(quotes) >= 2
+    assert [q for q in quotes if q not in spec] == []
