@@ -391,12 +391,15 @@ def test_a_legacy_client_gets_claudes_text_with_credentials_masked_and_the_rest_
     # expectation is written here from what the fake API echoed (fakeapi.echo_text), not computed
     # by the masking under test: each credential it put in, replaced by the placeholder.
     stored, jwt = ex["stored"], gateway_jwt()
+    # Claude Code's session id header counts as a credential too (a session token by its name)
+    (session_header,) = [(k, v) for k, v in ex["headers"].items() if k.lower() == "x-claude-code-session-id"]
     expected = stored
     for secret, masked in (
         (f"Bearer {jwt}", "Bearer [redacted credential]"),
         (f"alice:{ECHO_URL_PASSWORD}@", "[redacted credential]@"),
-        (ECHO_API_KEY, "[redacted credential]"),
+        (ECHO_API_KEY, "[redacted key]"),  # an Anthropic key is named as one
         (f"(cookie {ECHO_URL_PASSWORD})", "(cookie [redacted credential])"),
+        (f"{session_header[0]}: {session_header[1]}", f"{session_header[0]}: [redacted credential]"),
     ):
         assert secret in expected, secret
         expected = expected.replace(secret, masked)
