@@ -115,6 +115,24 @@ STILL_AGREE: dict[str, Callable[[list[Any]], Any]] = {
     "`api_retry` progress": lambda records: [[r[0], *r[3:]] for r in records],
 }
 
+#: Differences found once the retry records were compared, that docs/parity/README.md does not list
+#: yet (a row there is the lead's to add; then the entry moves to :data:`KNOWN`). Each is exactly one
+#: field of the turn's terminal record: (ours, the reference's); everything else must agree.
+#: ``dropped``: the API never answered, so the terminal failure is the spec's "API retry without an
+#: HTTP response ... | `connection`" (``api_connection_failed``, docs/claude-code.md); the reference
+#: keeps Claude's ``server_error`` kind, ``service``.
+AWAITING_A_ROW: dict[tuple[str, str, str], tuple[str, str]] = {
+    ("dropped", "capable", "records"): ("connection", "service"),
+}
+
+
+def _terminal_category(records: list[Any], category: str) -> list[Any]:
+    """``records`` (carrier, category, severity, ...: without ids and revisions) with the terminal
+    record's category checked to be ``category`` and left out."""
+    *rest, last = records
+    assert last[0] == "prompt_response" and last[1] == category, last
+    return [*rest, [last[0], *last[2:]]]
+
 # ------------------------------------------------------------------ both agents
 
 
@@ -261,7 +279,11 @@ def compare(scenario: str, client: str, ours: list[Seen], ref: list[Seen]) -> No
         for name in ("answer", "records", "notices", "text"):
             mine, theirs = getattr(a, name), getattr(b, name)
             point = KNOWN.get((scenario, client, name))
-            if point in STILL_AGREE:
+            awaited = AWAITING_A_ROW.get((scenario, client, name))
+            if awaited is not None:
+                mine, theirs = STILL_AGREE["`api_retry` progress"](mine), STILL_AGREE["`api_retry` progress"](theirs)
+                mine, theirs = _terminal_category(mine, awaited[0]), _terminal_category(theirs, awaited[1])
+            elif point in STILL_AGREE:
                 mine, theirs = STILL_AGREE[point](mine), STILL_AGREE[point](theirs)
             elif point is not None:
                 continue
