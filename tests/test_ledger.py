@@ -1130,6 +1130,12 @@ def _renaming(effect: str) -> type:
     ("effect", "setup", "event", "flow_event"),
     [
         ("settle_cancelled", [PromptStarted(turn_id="t1")], Cancelled(), "cancel"),
+        (
+            "publish_retry",
+            [PromptStarted(turn_id="t1")],
+            ApiRetry(attempt=1, max_retries=2, error_status=529, error="overloaded"),
+            "api_retry",
+        ),
         ("open_question", [PromptStarted(turn_id="t1")], PermissionAsked(tool_use_id="q1"), "permission_asked"),
         (
             "close_question",
