@@ -35,3 +35,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def documented_count(what: str) -> int:
+    """How many ``what`` tests/README.md says there are ("Case lists cannot shrink silently":
+    ``conformance cases``, ``recordings``, ``transcripts``, ``histories``).
+
+    The one place such a count is written: the files that run a folder's cases assert they found
+    exactly this many, so a missing file fails and a new one must be counted there.
+    """
+    import re
+
+    text = " ".join((ROOT / "tests" / "README.md").read_text().split())
+    found = re.findall(rf"\b(\d+) {re.escape(what)}\b", text)
+    assert len(found) == 1, f"tests/README.md should state the number of {what} once, found {found}"
+    return int(found[0])

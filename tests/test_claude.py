@@ -11,6 +11,7 @@ The ``claude`` extra (``claude_agent_sdk``) is required: the ``test`` extra inst
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from claude_agent_sdk.types import (
     ToolUseBlock,
     UserMessage,
 )
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT, documented_count
 from session_harness import Session
 
 from lifecycle import PromptResponseOut, PromptStarted
@@ -98,9 +99,11 @@ def recorded(scenario: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (HERE / f"{scenario}.sdk.jsonl").read_text().splitlines() if x.strip()]
 
 
-# The spec (docs: "Session failure extension", not vendored in this repository) is quoted
-# sentence by sentence below; where it says nothing about a case, the row names it a project
-# decision (the README's conditions table is where the project documents those).
+# The spec (docs/spec/session-failure.md, vendored) is quoted below, each quote verbatim from the
+# section it names (``test_every_spec_quote_is_verbatim_in_its_section`` checks them: table rows
+# with their cell padding collapsed, list items one by one); where it says nothing about a case,
+# the row names it a project decision (the README's conditions table is where the project
+# documents those).
 SPEC_CATEGORY_ACCESS = (
     'spec, Categories: "`authentication_failed`, `oauth_org_not_allowed`, synthetic login message | `access`"'
 )
@@ -121,9 +124,9 @@ SPEC_ACTION_RETRY = 'spec, Actions: "provider overload/error and recoverable int
 SPEC_ACTION_NEW_SESSION = 'spec, Actions: "context or configured session-budget exhaustion: `new_session`"'
 SPEC_ACTION_NONE = 'spec, Actions: "account quota and invalid request: no action"'
 SPEC_TITLE = (
-    'spec, Title and details: "the title is copied from the user-facing text Claude already emitted: '
-    'top-level assistant error text, including synthetic usage-limit and login messages; otherwise the '
-    'terminal SDK result or error text"'
+    'spec, Title and details: "For Claude SDK failures the title is copied from the user-facing text Claude '
+    'already emitted:" "top-level assistant error text, including synthetic usage-limit and login messages;" '
+    '"otherwise the terminal SDK result or error text;"'
 )
 
 
@@ -344,7 +347,7 @@ def _title_ok(want: str, got: str) -> bool:
 
 def test_every_recording_has_an_expectation() -> None:
     assert {p.name.removesuffix(".sdk.jsonl") for p in HERE.glob("*.sdk.jsonl")} == set(EXPECTED)
-    assert len(EXPECTED) >= 25
+    assert len(EXPECTED) == documented_count("recordings")
 
 
 def test_every_expected_value_states_where_it_comes_from() -> None:
@@ -356,6 +359,46 @@ def test_every_expected_value_states_where_it_comes_from() -> None:
         for basis in want.basis:
             assert basis.startswith(("spec, ", "project decision: ")), (scenario, basis)
         assert SPEC_TITLE in want.basis, scenario
+
+
+SPEC = ROOT / "docs" / "spec" / "session-failure.md"
+_QUOTE = re.compile(r'^spec, (?P<section>[^:"]+): (?P<quotes>(?:"[^"]+" ?)+)$')
+
+
+def spec_section(title: str) -> str:
+    """The text of the spec's ``## title`` section, whitespace collapsed (so a table row's padded
+    cells read ``a | b``)."""
+    text = SPEC.read_text()
+    assert f"\n## {title}\n" in text, f"the spec has no section {title!r}"
+    body = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return " ".join(body.split())
+
+
+def spec_quote_problems(basis: str) -> list[str]:
+    """Why ``basis`` ("spec, <section>: "<quote>" ...") is not a verbatim quote of the spec."""
+    m = _QUOTE.match(basis)
+    if m is None:
+        return [f"not of the form spec, <section>: \"<quote>\": {basis}"]
+    section = spec_section(m["section"])
+    return [q for q in re.findall(r'"([^"]+)"', m["quotes"]) if " ".join(q.split()) not in section]
+
+
+def test_every_spec_quote_is_verbatim_in_its_section() -> None:
+    quotes = {b for want in EXPECTED.values() if want is not None for b in want.basis if b.startswith("spec, ")}
+    quotes |= {v for k, v in globals().items() if k.startswith("SPEC_") and isinstance(v, str)}
+    assert len(quotes) >= 11
+    assert {q: problems for q in sorted(quotes) if (problems := spec_quote_problems(q))} == {}
+
+
+def test_the_quote_check_rejects_a_paraphrase() -> None:
+    """The check above is not vacuous: a paraphrase, a wrong section and a missing section fail it."""
+    assert spec_quote_problems('spec, Actions: "authentication: `login`"') == []
+    assert spec_quote_problems('spec, Actions: "authentication failures: `login`"') == [
+        "authentication failures: `login`"
+    ]
+    assert spec_quote_problems('spec, Categories: "authentication: `login`"') == ["authentication: `login`"]
+    with pytest.raises(AssertionError):
+        spec_quote_problems('spec, Nowhere: "x"')
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))

@@ -407,3 +407,78 @@ def test_any_other_exception_is_a_query_error_named_by_its_class_only() -> None:
     exc = ConnectionError("ProcessTransport is not ready for writing sk-ant-api03-secret")
     assert from_sdk_exception(exc) == QueryError(message="ConnectionError")
     assert from_sdk_exception(KeyboardInterrupt()) == QueryError(message="KeyboardInterrupt")
+
+
+# ---------------------------------------------------------------- the system notices, field by field
+
+
+def _both(subtype: str, data: dict[str, Any]) -> tuple[Any, Any]:
+    """The event of one system message as a stream-json line and as the SDK's ``SystemMessage``."""
+    from claude_agent_sdk import SystemMessage
+
+    return (
+        from_stream_json({"type": "system", "subtype": subtype, **data}),
+        from_sdk_message(SystemMessage(subtype=subtype, data={"type": "system", "subtype": subtype, **data})),
+    )
+
+
+def test_an_informational_notice_keeps_its_content_level_and_tool_use() -> None:
+    from lifecycle.events import Informational
+
+    full = {"content": "Hook PreToolUse blocked Bash", "level": "warning", "tool_use_id": "toolu_1"}
+    for event in _both("informational", full):
+        assert event == Informational(content="Hook PreToolUse blocked Bash", level="warning", tool_use_id="toolu_1")
+    for event in _both("informational", {"CONTENT": "x", "LEVEL": "info", "TOOL_USE_ID": "t"}):
+        assert event == Informational(content="", level=None, tool_use_id=None)
+    for event in _both("informational", {"content": 5, "level": ["info"], "tool_use_id": 7}):
+        assert event == Informational(content="", level=None, tool_use_id=None)
+
+
+def test_a_refusal_without_fallback_is_explained_only_by_a_banner_about_the_users_message() -> None:
+    """The reference adapter: ``refused_user_message_uuid: null`` is a banner about something else
+    (no explanation); otherwise the API's explanation, else the banner's content."""
+    from lifecycle.events import ModelRefusalNoFallback as NoFallback
+
+    cases = [
+        ({"api_refusal_explanation": "Policy X.", "content": "Banner."}, NoFallback(explanation="Policy X.")),
+        ({"content": "Banner."}, NoFallback(explanation="Banner.")),
+        ({"api_refusal_explanation": "", "content": "Banner."}, NoFallback(explanation="Banner.")),
+        ({}, NoFallback(explanation=None)),
+        ({"api_refusal_explanation": "", "content": ""}, NoFallback(explanation=None)),
+        ({"refused_user_message_uuid": "u1", "api_refusal_explanation": "P."}, NoFallback(explanation="P.")),
+        ({"refused_user_message_uuid": None, "api_refusal_explanation": "Policy X.", "content": "B."}, NoFallback()),
+        ({"API_REFUSAL_EXPLANATION": "P.", "CONTENT": "B."}, NoFallback(explanation=None)),
+    ]
+    for data, expected in cases:
+        for event in _both("model_refusal_no_fallback", data):
+            assert event == expected, data
+
+
+def test_a_refusal_fallback_without_model_names_says_the_model() -> None:
+    from lifecycle.events import ModelRefusalFallback
+
+    for event in _both("model_refusal_fallback", {}):
+        assert event == ModelRefusalFallback(original_model="the model", fallback_model="the fallback model")
+
+
+def test_other_subtypes_and_other_spellings_are_traffic() -> None:
+    for subtype in ("INFORMATIONAL", "Model_Refusal_No_Fallback", "status", "init"):
+        assert _both(subtype, {"content": "x"}) == (None, None), subtype
+
+
+def test_a_refusals_explanation_comes_only_from_its_stop_details() -> None:
+    base = {"type": "assistant", "uuid": "u1", "parent_tool_use_id": None, "error": None}
+    refused = {"model": "m", "content": [], "stop_reason": "refusal"}
+    event = from_stream_json({**base, "message": {**refused, "stop_details": {"explanation": "Policy X."}}})
+    assert event is not None and event.refusal == "Policy X."  # type: ignore[union-attr]
+    for details in (None, "Policy X.", ["Policy X."], {"reason": "Policy X."}):
+        event = from_stream_json({**base, "message": {**refused, "stop_details": details}})
+        assert event is not None and event.refusal is None, details  # type: ignore[union-attr]
+    ended = {**refused, "stop_reason": "end_turn", "stop_details": {"explanation": "x"}}
+    event = from_stream_json({**base, "message": ended})
+    assert event is not None and event.refusal is None  # type: ignore[union-attr]
+
+
+def test_an_assistant_line_without_a_message_object_is_malformed_and_says_so() -> None:
+    with pytest.raises(MalformedMessage, match=r"^assistant message without a message object$"):
+        from_stream_json({"type": "assistant", "message": "text"})

@@ -316,6 +316,11 @@ def test_the_readme_table_header_and_rows_exactly() -> None:
     )
     assert "| `usage_limit` | synthetic usage/spend-limit message | `limit` | `error` | none | `real_model_answer` "\
            "| -32603 | account quota |" in lines
+    # a legacy client's turn that ended without a result answers end_turn (the reference), no code
+    assert (
+        "| `missing_result` | query ended without a result | `service` | `error` | `retry` | `confirmed_attempt` "
+        "| `end_turn` | internal invariant |" in lines
+    )
     assert lines[-1] == ""
     assert len(lines) == len(CONDITIONS) + 3
 

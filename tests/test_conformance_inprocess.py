@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import CONFORMANCE
+from conftest import CONFORMANCE, documented_count
 
 from lifecycle.cli.trace import run_trace
 
@@ -44,7 +44,7 @@ def _trace(case: str) -> tuple[str, list[str]]:
 
 
 def test_there_are_cases_to_run() -> None:
-    assert CASES, f"no conformance cases in {CASES_DIR}"
+    assert len(CASES) == documented_count("conformance cases"), f"conformance cases in {CASES_DIR}"
     assert all((CASES_DIR / f"{c}.expect.json").is_file() for c in CASES)
 
 

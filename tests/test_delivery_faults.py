@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from conftest import CONFORMANCE
+from conftest import CONFORMANCE, documented_count
 from fuzz import harness as h
 from fuzz.recorded import HERE, history_events, recorded_events
 from fuzz.report import SECTIONS, install
@@ -343,9 +343,11 @@ def diverging_records(r: Run, expected: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def test_the_scenario_lists_did_not_shrink() -> None:
-    """8 conformance cases, 25 recorded runs, 4 recorded histories today: a missing file or a
-    broken glob must not quietly make the fault runs smaller."""
-    assert len(CASES) >= 8 and len(RECORDED) >= 25 and len(HISTORIES) >= 4
+    """Exactly the conformance cases, recorded runs and recorded histories tests/README.md counts:
+    a missing file or a broken glob must not quietly make the fault runs smaller."""
+    assert len(CASES) == documented_count("conformance cases")
+    assert len(RECORDED) == documented_count("recordings")
+    assert len(HISTORIES) == documented_count("histories")
     kinds = Counter(s.name.split(":")[0] for s in SCENARIOS)
     assert kinds == {
         "case": len(CASES),

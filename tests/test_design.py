@@ -456,7 +456,7 @@ def test_no_module_is_longer_than_the_limit() -> None:
 
 
 #: Spelled in parts so that this file does not contain what it looks for.
-SHARED_MARKERS = ("..".join(["", "/shared"]), "LIFECYCLE_" + "SHARED")
+SHARED_MARKERS = ("..".join(["", "/shared"]), "/".join(["", "work", "shared"]), "LIFECYCLE_" + "SHARED")
 SCANNED_SUFFIXES = (".py", ".sh", ".toml", ".cfg", ".ini", ".yml", ".yaml")
 
 
@@ -500,8 +500,9 @@ def test_nothing_in_the_repository_reads_the_shared_folder() -> None:
     assert hits == {}
 
 
-def test_the_shared_scan_recognises_both_forms() -> None:
-    text = 'Path(__file__).parents[2] / "..' + '/shared/fixtures"; os.environ["LIFECYCLE_' + 'SHARED"]'
+def test_the_shared_scan_recognises_every_form() -> None:
+    text = 'Path(__file__).parents[2] / "..' + '/shared/fixtures"; "/work' + '/shared/x"; '
+    text += 'os.environ["LIFECYCLE_' + 'SHARED"]'
     assert mentions_shared(text) == list(SHARED_MARKERS)
     assert mentions_shared("tests/fixtures/claude-cli-2.1.332") == []
 

@@ -310,24 +310,44 @@ def test_a_lone_surrogate_in_an_id_part_becomes_the_replacement_character() -> N
 
 
 def test_the_nightly_profile_raises_every_fuzz_targets_budget() -> None:
-    """docs/security.md: the fuzz targets run at nightly size with ``FUZZ_PROFILE=nightly``."""
+    """docs/security.md: the fuzz targets run at nightly size with ``FUZZ_PROFILE=nightly``: the
+    settings each ``test_fuzz_*`` test really carries, read from the imported test module under
+    each profile (not its source text)."""
     code = (
-        "import sys; sys.path.insert(0, 'tests')\n"
+        "import sys, json; sys.path.insert(0, 'tests')\n"
+        "import test_fuzz\n"
         "from fuzz import harness as h\n"
-        "print(h.NIGHTLY, all(t.nightly_examples > t.ci_examples for t in h.TARGETS.values()), len(h.TARGETS))"
+        "got = {n: (f._hypothesis_internal_use_settings.max_examples, f._hypothesis_internal_use_settings.derandomize)"
+        " for n, f in vars(test_fuzz).items() if n.startswith('test_fuzz_')}\n"
+        "print(json.dumps({'nightly': h.NIGHTLY, 'tests': got,"
+        " 'targets': {k: [t.ci_examples, t.nightly_examples] for k, t in h.TARGETS.items()}}))"
     )
-    env = os.environ | {"FUZZ_PROFILE": "nightly"}
-    res = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
-    assert res.returncode == 0, res.stderr[-800:]
-    nightly, larger, count = res.stdout.split()
-    assert (nightly, larger) == ("True", "True") and int(count) >= 12
-    fuzz_source = (ROOT / "tests" / "test_fuzz.py").read_text()
-    assert "h.NIGHTLY" in fuzz_source and "nightly_examples" in fuzz_source  # test_fuzz picks the budget
+
+    def settings_under(profile: str) -> dict[str, Any]:
+        env = {k: v for k, v in os.environ.items() if k not in ("FUZZ_PROFILE", "HYPOTHESIS_PROFILE")}
+        if profile:
+            env["FUZZ_PROFILE"] = profile
+        res = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+        assert res.returncode == 0, res.stderr[-800:]
+        parsed: dict[str, Any] = json.loads(res.stdout)
+        return parsed
+
+    nightly, ci = settings_under("nightly"), settings_under("")
+    assert (nightly["nightly"], ci["nightly"]) == (True, False)
+    targets = nightly["targets"]
+    assert len(targets) >= 12 and all(n > c for c, n in targets.values())
+    assert len(nightly["tests"]) == len(targets)  # one test per target
+    # under nightly every fuzz test runs a target's nightly budget, randomised; under ci its CI budget
+    assert sorted(m for m, _ in nightly["tests"].values()) == sorted(n for _, n in targets.values())
+    assert not any(d for _, d in nightly["tests"].values())
+    assert sorted(m for m, _ in ci["tests"].values()) == sorted(c for c, _ in targets.values())
 
 
 def test_the_checking_figures_are_a_fresh_runs() -> None:
-    """docs/checking.md: the explorer's counts (states, edges, invariants, transitions, targets)
-    and the seeded mutants are what a fresh ``lifecycle check`` reports."""
+    """docs/checking.md: the explorer's figures (states, edges, depth; the invariants; the
+    IncidentMachine and SessionFlow transitions fired; the targets reached) are what a fresh
+    ``lifecycle check --json`` reports, in the run shown and in "Results"; the seeded mutants'
+    count is the mutants table's; the conformance count is the cases folder's."""
     res = subprocess.run(
         [PY, "-m", "lifecycle", "check", "--json"], capture_output=True, text=True, timeout=600, cwd=ROOT
     )
@@ -337,8 +357,52 @@ def test_the_checking_figures_are_a_fresh_runs() -> None:
     assert f"explored {report['states']} states, {report['edges']} edges, depth {report['depth']}" in page
     assert f"every invariant holds in all {report['states']}" in page
     assert f"({report['edges']} edges)" in page
+    # the summary lines of the run shown, recomputed here from the report's lists
+    invariants = len(report["invariants"])
+    assert not report["violations"] and f"invariants: all {invariants} hold in every state and on every edge" in page
+    beyond, coverage = len(report["beyond_bounds"]), report["coverage"]
+    required = len(coverage) - beyond
+    fired = sum(1 for label, n in coverage.items() if n > 0 and label not in report["beyond_bounds"])
+    assert fired == required - len(report["uncovered"])
+    assert f"IncidentMachine transitions: {fired}/{required} fired ({beyond} more not reachable" in page
+    flow = report["flow_coverage"]
+    flow_fired = sum(1 for n in flow.values() if n > 0)
+    assert f"SessionFlow transitions: {flow_fired}/{len(flow)} fired" in page
+    targets = report["targets"]
+    reached = sum(1 for depth in targets.values() if depth is not None)
+    assert f"reachability targets: {reached}/{len(targets)} reached" in page
+    # "Results": the same figures in prose
+    results = " ".join(page.split("## Results", 1)[1].split())
+    assert f"every declared `SessionFlow` transition ({len(flow)})" in results and flow_fired == len(flow)
+    assert f"the bounds can reach ({fired} of {len(coverage)}) fires" in results
+    assert f"all {len(targets)} targets are reached" in results and reached == len(targets)
+    assert f"the {len(targets)} *reachability targets*" in " ".join(page.split())
     from lifecycle.tools.mutants import MUTANTS
 
     assert f"lifecycle check --mutants: {len(MUTANTS)}/{len(MUTANTS)} seeded bugs caught" in page
+    assert f"all {len(MUTANTS)} seeded bugs are caught" in " ".join(page.split())
     cases = len(list((ROOT / "tests" / "conformance" / "cases").glob("*.input.jsonl")))
     assert f"holds {cases} cases" in page and f"conformance: {cases} passed" in page
+
+
+def test_every_current_mutant_count_in_the_docs_is_the_tables() -> None:
+    """Wherever docs/checking.md, tests/README.md or README.md state how many seeded mutants there
+    are today, the number is ``len(lifecycle.tools.mutants.MUTANTS)`` (historical figures, "for the
+    25 mutants just before ...", are not of this form)."""
+
+    from lifecycle.tools.mutants import MUTANTS
+
+    patterns = (
+        r"seeds (\d+) realistic bugs",
+        r"(\d+)/\d+ seeded bugs caught",
+        r"\d+/(\d+) seeded bugs caught",
+        r"all (\d+) seeded bugs are caught",
+        r"\(`EXPECTED_CAUGHT`\): all (\d+)",
+        r"(\d+) seeded mutants",
+    )
+    found: dict[str, list[int]] = {}
+    for doc in (DOCS / "checking.md", ROOT / "tests" / "README.md", ROOT / "README.md"):
+        text = " ".join(doc.read_text().split())
+        found[doc.name] = [int(n) for p in patterns for n in re.findall(p, text)]
+    assert len(found["checking.md"]) >= 4, found  # the table, the run shown, the stateful test, "Results"
+    assert {n for ns in found.values() for n in ns} == {len(MUTANTS)}, found

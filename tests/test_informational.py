@@ -59,3 +59,33 @@ def test_every_other_client_gets_a_bold_label_line() -> None:
             }
         ]
     assert _sent(Informational(content="just so you know", level="info"))[0]["content"]["text"] == "just so you know"
+
+
+def test_a_notice_without_a_level_is_a_notice() -> None:
+    """Project decision (the reference reads ``message.level`` as given): a missing level is
+    ``notice``, the SDK's default, for either kind of client."""
+    assert _sent(Informational(content="Hello"), notices=True) == [
+        {"sessionUpdate": "notice", "severity": "info", "title": "Hello"}
+    ]
+    assert _sent(Informational(content="Hello")) == [
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "**Notice:** Hello"},
+            "_meta": {"claudeCode": {"kind": "informational", "level": "notice"}},
+        }
+    ]
+
+
+def test_a_long_notice_has_the_notice_fallback_title() -> None:
+    assert _sent(Informational(content="x" * 300, level="suggestion"), notices=True) == [
+        {"sessionUpdate": "notice", "severity": "info", "title": "Claude reported a notice", "description": "x" * 300}
+    ]
+
+
+def test_the_tools_already_noticed_are_the_last_64() -> None:
+    """At most 64 tool uses are remembered: the oldest is forgotten first (its repeat is a notice
+    again), the other 64 still are."""
+    first = [Informational(content="blocked", level="warning", tool_use_id=f"tu{i}") for i in range(65)]
+    repeats = [Informational(content="again", level="warning", tool_use_id=t) for t in ("tu1", "tu64", "tu0")]
+    sent = _sent(*first, *repeats, notices=True)
+    assert len(sent) == 66 and sent[-1] == {"sessionUpdate": "notice", "severity": "warning", "title": "again"}

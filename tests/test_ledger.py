@@ -20,6 +20,8 @@ from lifecycle import (
     LocalProtocolError,
     ModelFallback,
     PendingDeliveryError,
+    PermissionAnswered,
+    PermissionAsked,
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
@@ -1046,3 +1048,105 @@ def test_a_long_background_failure_has_details() -> None:
     assert wire(s, synthetic(long, "server_error")) == [
         info(rec("s1:ep:1", 1, "service", "error", "API Error: 500 " + "x" * 200 + ".", ["retry"], details=long))
     ]
+
+
+# ---------------------------------------------------------------- a refusal's banner, an internal error while draining
+
+REFUSED = Result(subtype="success", is_error=True, stop_reason="refusal")
+
+
+def test_a_refusal_banner_explains_a_refused_turn_that_carried_no_explanation() -> None:
+    """The reference: the explanation shown with ``stop_reason: refusal`` is the refused
+    response's own, else the first ``model_refusal_no_fallback`` banner of the turn with one."""
+    from lifecycle.events import ModelRefusalNoFallback as Banner
+
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Banner(explanation="Banner says why."), REFUSED)
+    assert got == [agent_text("Banner says why."), settled("t1", "refusal")]
+    own = Assistant(text="", model="claude-opus-5-5", refusal="Own reason.", shown=True)
+    got = wire(s, PromptStarted(turn_id="t2"), own, Banner(explanation="Banner."), REFUSED)
+    assert got == [agent_text("Own reason."), settled("t2", "refusal")]  # the response's own wins
+    got = wire(s, PromptStarted(turn_id="t3"), Banner(explanation="Banner."), own, REFUSED)
+    assert got == [agent_text("Own reason."), settled("t3", "refusal")]  # in either order
+    got = wire(s, PromptStarted(turn_id="t4"), Banner(explanation="First."), Banner(explanation="Second."), REFUSED)
+    assert got == [agent_text("First."), settled("t4", "refusal")]
+    got = wire(s, PromptStarted(turn_id="t5"), Banner(explanation=None), REFUSED)
+    assert got == [settled("t5", "refusal")]
+    assert wire(s, Banner(explanation="Outside a turn.")) == []  # explains nothing, now or later
+    assert wire(s, PromptStarted(turn_id="t6"), REFUSED) == [settled("t6", "refusal")]
+    assert s.ledger.active == ()
+
+
+def test_an_internal_error_while_a_cancelled_turn_drains_is_the_sessions() -> None:
+    """The cancelled turn was answered ``cancelled`` and makes no record; the adapter's own
+    failure meanwhile is a session-scoped failure (``background_internal_error``)."""
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), Cancelled(), InternalError())
+    assert got == [
+        settled("t1", "cancelled"),
+        info(rec("s1:e1:1", 1, "service", "error", INTERNAL_TITLE, ["retry"])),
+    ]
+    assert s.ledger.flow == "cancelled"
+
+
+def test_a_runtime_loss_whose_record_was_not_delivered_is_shown_at_its_next_sign() -> None:
+    s = Session()
+    s.fail_next = 1
+    assert wire(s, QueryError(message="boom")) == []  # the send failed: nothing is committed
+    got = wire(s, QueryError(message="again"))
+    assert got == [info(rec("s1:e1:2", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+    assert wire(s, QueryError(message="and again")) == []  # shown now: once
+
+
+# ---------------------------------------------------------------- a turn machine naming an effect the ledger lacks
+
+
+def _renaming(effect: str) -> type:
+    """A SessionFlow whose ``effect`` action names ``bogus`` instead (every other one unchanged)."""
+    from lifecycle.session_flow import SessionFlow
+
+    class Renaming(SessionFlow):
+        def _effect(self, name: str) -> None:
+            super()._effect("bogus" if name == effect else name)
+
+    return Renaming
+
+
+@pytest.mark.parametrize(
+    ("effect", "setup", "event", "flow_event"),
+    [
+        ("settle_cancelled", [PromptStarted(turn_id="t1")], Cancelled(), "cancel"),
+        (
+            "publish_retry",
+            [PromptStarted(turn_id="t1")],
+            ApiRetry(attempt=1, max_retries=2, error_status=529, error="overloaded"),
+            "api_retry",
+        ),
+        ("open_question", [PromptStarted(turn_id="t1")], PermissionAsked(tool_use_id="q1"), "permission_asked"),
+        (
+            "close_question",
+            [PromptStarted(turn_id="t1"), PermissionAsked(tool_use_id="q1")],
+            PermissionAnswered(tool_use_id="q1"),
+            "permission_answered",
+        ),
+        ("settle_internal_error", [PromptStarted(turn_id="t1")], InternalError(), "internal_error"),
+        ("settle_runtime_loss", [PromptStarted(turn_id="t1")], QueryError(message="boom"), "transport_lost"),
+        ("background_runtime_loss", [], QueryError(message="boom"), "transport_lost"),
+    ],
+)
+def test_an_effect_the_ledger_does_not_perform_is_refused_by_name(
+    effect: str, setup: list[object], event: object, flow_event: str
+) -> None:
+    """The machine and the ledger disagree: the ledger says which effect on which event, never
+    silently skips it (``_unknown_effect``)."""
+    from statemachine.exceptions import InvalidDefinition
+
+    from lifecycle.answers import MachineAnswers
+
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1", answers=MachineAnswers(flow_class=_renaming(effect)))
+    for ev in setup:
+        ledger.process(ev, lambda _: None)  # type: ignore[arg-type]
+    message = f"SessionFlow names effect 'bogus' on '{flow_event}'; the ledger has no such effect"
+    with pytest.raises(InvalidDefinition) as refused:
+        ledger.process(event, lambda _: None)  # type: ignore[arg-type]
+    assert str(refused.value) == message

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import structlog
-from conftest import CONFORMANCE
+from conftest import CONFORMANCE, documented_count
 from fuzz import harness as h
 from fuzz.recorded import recorded_events
 from fuzz.report import SECTIONS, install
@@ -64,8 +64,9 @@ RECORDED_RUNS = ("http429", "retry_then_success", "usage_limit_gateway", "http40
 
 
 def test_the_scenario_lists_did_not_shrink() -> None:
-    """8 conformance cases today; a broken glob must not quietly check fewer transition lines."""
-    assert len(CASES) >= 8 and len(RECORDED_RUNS) == 5
+    """Exactly the conformance cases tests/README.md counts: a broken glob must not quietly check
+    fewer transition lines."""
+    assert len(CASES) == documented_count("conformance cases") and len(RECORDED_RUNS) == 5
 
 
 # ------------------------------------------------------------------ format by stream kind

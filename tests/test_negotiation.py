@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lifecycle.negotiation import agent_capabilities_meta, negotiate, version_is_supported
+from lifecycle.negotiation import agent_capabilities_meta, negotiate, notices_capable, version_is_supported
 
 
 def caps(version: Any, capabilities: Any = ("sessionFailure",)) -> dict[str, Any]:
@@ -182,3 +182,99 @@ def test_a_model_without_field_meta_is_legacy() -> None:
 )
 def test_version_is_supported_exactly(version: Any, supported: bool) -> None:
     assert version_is_supported(version) is supported
+
+
+# ------------------------------------------------------------------ ACP session notices (not the spec's)
+# The ACP Session Notices RFD: a client that declares ``clientCapabilities.session.notices`` (an
+# object, possibly empty) gets ``{"sessionUpdate": "notice"}`` updates; anything else does not.
+
+
+class _Extras:
+    """An ACP SDK model as ``notices_capable`` sees it: unknown fields kept in ``model_extra``."""
+
+    def __init__(self, model_extra: Any) -> None:
+        self.model_extra = model_extra
+
+
+class _RaisingExtras:
+    @property
+    def model_extra(self) -> Any:
+        raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [
+        {"session": {"notices": {}}},
+        {"session": {"notices": {"levels": ["info"]}}, "fs": {"readTextFile": True}},
+        {"session": {"other": 1, "notices": {}}},
+        _Extras({"session": {"notices": {}}}),
+        _Extras({"fs": {}, "session": {"notices": {"x": 1}}}),
+    ],
+)
+def test_notices_are_declared_by_a_session_notices_object(capabilities: Any) -> None:
+    assert notices_capable(capabilities) is True
+
+
+@pytest.mark.parametrize(
+    "capabilities",
+    [
+        {},
+        None,
+        "session",
+        ["session"],
+        {"session": None},
+        {"session": {}},
+        {"session": ["notices"]},
+        {"session": "notices"},
+        {"session": {"notices": True}},
+        {"session": {"notices": 1}},
+        {"session": {"notices": "yes"}},
+        {"session": {"notices": ["info"]}},
+        {"session": {"notices": None}},
+        {"session": {"Notices": {}}},
+        {"Session": {"notices": {}}},
+        {"notices": {}},
+        {"sessions": {"notices": {}}},
+        {"session": {"NOTICES": {}}},
+        {"SESSION": {"notices": {}}},
+        _Extras(None),
+        _Extras({}),
+        _Extras([("session", {"notices": {}})]),
+        _Extras({"session": {"notices": True}}),
+        _Extras({"SESSION": {"notices": {}}}),
+        _Extras({"session": {"NOTICES": {}}}),
+        object(),
+        _Raising(),
+        {"session": _Raising()},
+        _Extras(_Raising()),
+        _Extras({"session": _Raising()}),
+        _RaisingExtras(),
+    ],
+)
+def test_anything_else_declares_no_notices_and_never_raises(capabilities: Any) -> None:
+    assert notices_capable(capabilities) is False
+
+
+class _GetOnly:
+    """Not a Mapping, though it has ``get``: it declares nothing."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return {"notices": {}, "session": {"notices": {}}}.get(key, default)
+
+
+def test_only_a_mapping_is_read_for_the_session_and_its_notices() -> None:
+    assert notices_capable({"session": _GetOnly()}) is False
+    assert notices_capable(_Extras(_GetOnly())) is False
+    assert notices_capable({"session": {"notices": {}}}) is True
+
+
+def test_a_model_is_read_through_its_extras_not_its_attributes() -> None:
+    """An attribute named ``session`` is not a declared capability; only the model's extras are."""
+
+    class Attrs:
+        session: Any = {"notices": {}}  # noqa: RUF012
+        model_extra = None
+
+    assert notices_capable(Attrs()) is False
+    assert notices_capable(_Extras({"session": {"notices": {}}})) is True

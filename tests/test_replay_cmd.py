@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, documented_count
 
 from lifecycle.cli.replay import find_transcript, replay_lines, replay_transcript
 
@@ -23,7 +23,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 def test_every_recorded_transcript_is_covered() -> None:
-    assert len(TRANSCRIPTS) >= 25
+    assert len(TRANSCRIPTS) == documented_count("transcripts")
 
 
 @pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name.removesuffix(".transcript.jsonl"))

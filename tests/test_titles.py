@@ -205,3 +205,114 @@ def test_a_title_never_shows_a_header() -> None:
         "The adapter hit an internal error. Try again.",
         None,
     )
+
+
+def test_a_common_word_is_a_header_line_only_right_next_to_one() -> None:
+    """``Date``, ``From``, ...: dropped when the line just before or just after is a header line;
+    a name that is no header name at all is never dropped, whatever surrounds it."""
+    from lifecycle.titles import strip_headers
+
+    assert strip_headers("Date: Mon\nHost: api.example.com\nrest") == "rest"  # the header line after it
+    assert strip_headers("Host: api.example.com\nDate: Mon\nrest") == "rest"  # the first line is a neighbour
+    assert strip_headers("Host: x\nplain\nDate: Mon") == "plain\nDate: Mon"  # two lines away: kept
+    assert strip_headers("Date: Mon\nplain\nHost: x") == "Date: Mon\nplain"
+    assert strip_headers("Note: hi\nHost: x\nSummary: ok") == "Note: hi\nSummary: ok"
+
+
+def test_quoted_header_pairs_go_in_either_quotes() -> None:
+    from lifecycle.titles import strip_headers
+
+    quoted = "Request failed {'user-agent': 'claude-cli/2.1', 'model': 'opus'}"
+    assert strip_headers(quoted) == "Request failed {'model': 'opus'}"
+    assert strip_headers("Request failed: user-agent is claude-cli") == "Request failed: user-agent is claude-cli"
+
+
+# ------------------------------------------------------------------ model refusal fallback
+# The reference adapter's rules (acp-agent.js, "model_refusal_fallback"; MAX_NOTICE_TITLE_LENGTH 256):
+# the record joins summary and explanation with a blank line unless ``summary.length + 2 +
+# explanation.length > 256``; the notice keeps the summary as its title unless it is longer than
+# 256, then the title is "Model fallback"; the transcript line is "**Model fallback:** ...".
+
+
+def test_an_empty_explanation_is_no_explanation() -> None:
+    """The reference: ``message.api_refusal_explanation || undefined``."""
+    from lifecycle.titles import refusal_fallback_texts
+
+    summary = (
+        "claude-opus-5 declined this request (cyber); retried with claude-sonnet-5. "
+        "The session will continue on claude-sonnet-5."
+    )
+    args = {"direction": None, "scope": None, "category": "cyber"}
+    assert refusal_fallback_texts("claude-opus-5", "claude-sonnet-5", **args, explanation="") == (summary, None)
+    assert refusal_fallback_texts("claude-opus-5", "claude-sonnet-5", **args, explanation="Why.") == (summary, "Why.")
+
+
+def test_the_record_keeps_the_explanation_in_its_title_up_to_256_characters() -> None:
+    from lifecycle.titles import refusal_fallback_record
+
+    summary = "s" * 100
+    assert refusal_fallback_record(summary, None) == (summary, None)
+    assert refusal_fallback_record(summary, "e" * 154) == (summary + "\n\n" + "e" * 154, None)  # 256: joined
+    assert refusal_fallback_record(summary, "e" * 155) == (summary, "e" * 155)  # 257: details
+
+
+def test_the_notice_keeps_a_summary_of_up_to_256_characters_as_its_title() -> None:
+    from lifecycle.titles import refusal_fallback_notice
+
+    assert refusal_fallback_notice("s" * 256, "why") == ("s" * 256, "why")
+    assert refusal_fallback_notice("s" * 256, None) == ("s" * 256, None)
+    assert refusal_fallback_notice("s" * 257, "why") == ("Model fallback", "s" * 257 + "\n\nwhy")
+    assert refusal_fallback_notice("s" * 257, None) == ("Model fallback", "s" * 257)
+
+
+def test_the_transcript_line_of_a_legacy_client() -> None:
+    from lifecycle.titles import refusal_fallback_transcript
+
+    assert refusal_fallback_transcript("A declined.", None) == "**Model fallback:** A declined."
+    assert refusal_fallback_transcript("A declined.", "Why.") == "**Model fallback:** A declined.\n\nWhy."
+
+
+# ------------------------------------------------------------------ free-form notices
+# The reference's splitNoticeText (session-notices.js): light markdown dropped (headings, bold,
+# inline code), trimmed; the first line is the title when it has at most 256 characters and the
+# trimmed rest, if any, the description; otherwise the whole text is the description under the
+# fallback title.
+
+FALLBACK = "Notice"
+
+
+def test_a_notice_text_split_into_title_and_description() -> None:
+    from lifecycle.titles import split_notice_text
+
+    cases = {
+        "": (FALLBACK, None),
+        "  \n\t \n": (FALLBACK, None),
+        "One line": ("One line", None),
+        "  One line  ": ("One line", None),
+        "Title\nrest of it": ("Title", "rest of it"),
+        "Title \t\r\n\n  rest\nmore  \n": ("Title", "rest\nmore"),
+        "Title\n   \n": ("Title", None),
+        "## Heading\n**bold** and `code`": ("Heading", "bold and code"),
+        "  ### indented heading": ("indented heading", None),
+        "####### seven is no heading": ("####### seven is no heading", None),
+        "#no space is no heading": ("#no space is no heading", None),
+        "__under__ line": ("under line", None),
+        "** not bold**": ("** not bold**", None),
+        "**across\nlines**": ("across", "lines"),
+        "a`b` stays": ("a`b` stays", None),
+        "`a` `b`": ("a b", None),
+        "**": ("**", None),
+    }
+    for text, expected in cases.items():
+        assert split_notice_text(text, FALLBACK) == expected, text
+
+
+def test_a_first_line_over_256_characters_is_no_title() -> None:
+    from lifecycle.titles import split_notice_text
+
+    assert split_notice_text("x" * 256, FALLBACK) == ("x" * 256, None)
+    assert split_notice_text("x" * 256 + "\nmore", FALLBACK) == ("x" * 256, "more")
+    assert split_notice_text("x" * 257, FALLBACK) == (FALLBACK, "x" * 257)
+    assert split_notice_text("x" * 257 + "\nmore", FALLBACK) == (FALLBACK, "x" * 257 + "\nmore")
+    assert split_notice_text("**" + "x" * 256 + "**", FALLBACK) == ("x" * 256, None)  # measured without markers
+    assert split_notice_text("x" * 256 + "   \nmore", FALLBACK) == ("x" * 256, "more")  # and trailing blanks

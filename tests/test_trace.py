@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CONFORMANCE
+from conftest import CONFORMANCE, documented_count
 
 from lifecycle.cli.trace import run_trace
 
@@ -25,8 +25,14 @@ def lifecycle_command() -> str:
     return found
 
 
-def test_there_are_public_cases() -> None:
-    assert len(CASES) >= 8
+def test_the_cases_are_exactly_the_documented_ones() -> None:
+    """tests/README.md states how many cases there are; tests/conformance/README.md shows run.sh
+    passing that many; every script has its expectations and vice versa."""
+    assert len(CASES) == documented_count("conformance cases")
+    expectations = sorted(p.name.removesuffix(".expect.json") for p in (CONFORMANCE / "cases").glob("*.expect.json"))
+    assert expectations == CASES
+    page = (CONFORMANCE / "README.md").read_text()
+    assert f"conformance: {len(CASES)} passed, 0 failed" in page
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -30,7 +30,8 @@ reading goes on; only a real end of input ends the connection. Outgoing: every e
 bounded (short, redacted excerpts of whatever it echoes), every text is passed through
 :func:`lifecycle.redaction.mask_credentials`, and the backlog is bounded: while more than
 ``high_water`` bytes wait to be written, no new line is read (the client's unread replies stop
-the agent from taking more work). A broken stdout ends the connection like end of input.
+the agent from taking more work; ``transport.input_paused`` and ``transport.input_resumed`` are
+logged when reading stops and starts again). A broken stdout ends the connection like end of input.
 """
 
 from __future__ import annotations
@@ -468,8 +469,11 @@ class StdioTransport:
                 self.on_initialize(params.get("clientCapabilities"))
             return again
         while True:
-            while not self._below_high.is_set():
-                await self._below_high.wait()  # the client does not read: take no more work
+            if not self._below_high.is_set():  # the client does not read: take no more work
+                log.info("transport.input_paused", backlog=self._backlog)
+                while not self._below_high.is_set():
+                    await self._below_high.wait()
+                log.info("transport.input_resumed", backlog=self._backlog)
             line = await self._next_line()
             if line is None:
                 return None

@@ -5,7 +5,7 @@ address), runs ``ThreadingHTTPServer.serve_forever`` in a daemon thread and answ
 ``POST /v1/messages`` (any query string) according to a *scenario*:
 
 * a scenario name from :data:`SCENARIOS` (the names of section A of
-  ``/work/shared/fixtures/claude-cli-2.1.332/README.md``),
+  ``tests/fixtures/claude-cli-2.1.332/README.md``, "A. Custom-base-URL runs"),
 * a list of per-request replies (``scripted`` mode): request *i* gets ``replies[i]``; once the
   list is used up the ``then`` reply (default: the last list element) answers every later request,
 * or a callable ``responder(request) -> reply``.

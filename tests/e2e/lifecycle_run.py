@@ -16,7 +16,7 @@ Additive helpers on top of :mod:`claude_cli` / :mod:`fakeapi` (which are not cha
 
 Regenerate the table of README.md's fault matrix::
 
-    cd /work/main && .venv/bin/python -m tests.e2e.lifecycle_run > /tmp/matrix.md
+    cd <repository root> && .venv/bin/python -m tests.e2e.lifecycle_run > /tmp/matrix.md
 """
 
 from __future__ import annotations

@@ -24,6 +24,10 @@ Every difference must be listed in :data:`KNOWN`, each under a point of :data:`S
 which is the table "Where the project follows the spec and not the reference" of
 docs/parity/README.md, encoded as data (``test_the_known_points_are_the_documented_table`` keeps the
 two in sync). An unlisted difference fails: it is a divergence to fix, or a point to document.
+A listed difference excuses only what its point is about (:data:`STILL_AGREE`: the retry records
+are still compared without their ids and revisions). Each exchange must also have reached the fake
+API and used up its script, so two agents failing the same way before the fault is injected (a
+CLI that does not start, a wrong port) cannot agree their way to a pass.
 """
 
 from __future__ import annotations
@@ -49,7 +53,17 @@ from lifecycle import read_record
 from .claude_cli import BUNDLED_CLI
 from .fakeapi import CloseReply, RequestRecord, StallReply, refusal_reply
 from .reference import ensure_reference, node_binary
-from .test_acp_e2e import AIR, MAX_RETRIES, ROOT, AgentUnderTest, Outcome, overloaded, rate_limited, unauthorized
+from .test_acp_e2e import (
+    AIR,
+    MAX_RETRIES,
+    ROOT,
+    AgentUnderTest,
+    Outcome,
+    is_prompt_suggestion,
+    overloaded,
+    rate_limited,
+    unauthorized,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -97,6 +111,29 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("prompt_too_long", "capable", "records"): "prompt too long",
     ("load_usage_limit", "capable", "records"): "replayed record revision",
 }
+
+#: For a known difference, the part of the field that must still agree: the ``api_retry`` point is
+#: about ids and revisions only (session-scoped ids there, one revised id here), so the records'
+#: carriers, categories, severities, titles, details and actions are still compared, in order.
+STILL_AGREE: dict[str, Callable[[list[Any]], Any]] = {
+    "`api_retry` progress": lambda records: [[r[0], *r[3:]] for r in records],
+}
+
+#: Differences found once the retry records were compared, that docs/parity/README.md does not list
+#: yet (a row there is the lead's to add; then the entry moves to :data:`KNOWN`). Each is exactly one
+#: field of the turn's terminal record: (ours, the reference's); everything else must agree. None
+#: today: ``dropped``'s terminal record (``connection`` here before issue 21's rule 3) is
+#: ``service`` on both sides now ("`server_error` ... → `service`"; only a retry without an HTTP
+#: response is ``connection``).
+AWAITING_A_ROW: dict[tuple[str, str, str], tuple[str, str]] = {}
+
+
+def _terminal_category(records: list[Any], category: str) -> list[Any]:
+    """``records`` (carrier, category, severity, ...: without ids and revisions) with the terminal
+    record's category checked to be ``category`` and left out."""
+    *rest, last = records
+    assert last[0] == "prompt_response" and last[1] == category, last
+    return [*rest, [last[0], *last[2:]]]
 
 # ------------------------------------------------------------------ both agents
 
@@ -243,7 +280,16 @@ def compare(scenario: str, client: str, ours: list[Seen], ref: list[Seen]) -> No
     for step, (a, b) in enumerate(zip(ours, ref, strict=True)):
         for name in ("answer", "records", "notices", "text"):
             mine, theirs = getattr(a, name), getattr(b, name)
-            if mine != theirs and (scenario, client, name) not in KNOWN:
+            point = KNOWN.get((scenario, client, name))
+            awaited = AWAITING_A_ROW.get((scenario, client, name))
+            if awaited is not None:
+                mine, theirs = STILL_AGREE["`api_retry` progress"](mine), STILL_AGREE["`api_retry` progress"](theirs)
+                mine, theirs = _terminal_category(mine, awaited[0]), _terminal_category(theirs, awaited[1])
+            elif point in STILL_AGREE:
+                mine, theirs = STILL_AGREE[point](mine), STILL_AGREE[point](theirs)
+            elif point is not None:
+                continue
+            if mine != theirs:
                 unlisted.append(f"step {step} {name}:\n  ours:      {mine!r}\n  reference: {theirs!r}")
     assert not unlisted, f"{scenario} / {client}: unlisted differences\n" + "\n".join(unlisted)
 
@@ -258,7 +304,13 @@ def prompt(*replies: Any, then: Any = "success") -> Exchange:
 
 
 def load() -> Exchange:
-    return lambda agent, sid: agent.load(sid)
+    exchange: Exchange = lambda agent, sid: agent.load(sid)  # noqa: E731
+    LOADS.add(exchange)
+    return exchange
+
+
+#: The exchanges that ask Claude nothing (``session/load`` replays the transcript).
+LOADS: set[Exchange] = set()
 
 
 def cancel_during_retry() -> Exchange:
@@ -322,7 +374,16 @@ def test_both_agents_agree(scenario: str, client: str, reference_package: Path, 
     with pair(client, tmp_path, reference_package) as agents:
         for impl, agent in agents.items():
             sid = agent.new_session()
-            observed[impl] = [seen(step(agent, sid)) for step in SCENARIOS[scenario]]
+            observed[impl] = []
+            for step in SCENARIOS[scenario]:
+                before = len(agent.api.message_requests)
+                observed[impl].append(seen(step(agent, sid)))
+                scripted = [r for r in agent.api.message_requests[before:] if not is_prompt_suggestion(r)]
+                # the fault really happened: the API was asked, and every scripted reply was given
+                # (two agents failing the same way before reaching it would otherwise agree)
+                assert agent.script.left == 0, (impl, step, agent.script.left)
+                if step not in LOADS:
+                    assert scripted, (impl, "no request reached the fake API")
     compare(scenario, client, observed["ours"], observed["reference"])
 
 
