@@ -262,7 +262,9 @@ class ClaudeAcpAgent:
         log_initialize(self._negotiated, client_info, protocol_version)
         caps: Any = raw if raw is not None else client_capabilities
         if caps is not None and not isinstance(caps, dict):
-            caps = caps.model_dump(by_alias=True, exclude_none=True)
+            # the SDK's model, or whatever an unusual client sent (then: no terminal login)
+            dump = getattr(caps, "model_dump", None)
+            caps = dump(by_alias=True, exclude_none=True) if callable(dump) else None
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": acp.PROTOCOL_VERSION,
