@@ -302,9 +302,10 @@ class AdapterSession(RuleBasedStateMachine):
         stop=st.sampled_from([None, "max_tokens"]),
     )
     def the_turn_hits_a_configured_limit(self, subtype: str, stop: str | None) -> None:
-        """"budget/turn limit → `limit`"; "configured session-budget exhaustion: `new_session`",
-        even with stop_reason max_tokens, which wins only for success and error_during_execution
-        (issue 21 rule 1)."""
+        """A budget or turn limit is `limit` (the spec's category table: "usage/spend limit,
+        budget/turn limit"); "configured session-budget exhaustion: `new_session`", even with
+        stop_reason max_tokens, which wins only for success and error_during_execution (issue 21
+        rule 1)."""
         wins = stop == "max_tokens" and subtype == "error_during_execution"
         self._settling(not wins)
         held = self.turn_failure
@@ -324,8 +325,8 @@ class AdapterSession(RuleBasedStateMachine):
     @rule(which=st.sampled_from(["server_error", "overload"]))
     def the_provider_fails_after_retries_without_a_response(self, which: str) -> None:
         """Retries that got no HTTP response are `connection` warnings; the provider error that
-        ends the turn is `service` with `retry` ("`overloaded`, `server_error` … → `service`";
-        issue 21 rule 3)."""
+        ends the turn is `service` with `retry` (the category table: "`overloaded`, `server_error`,
+        unknown provider error" are `service`; issue 21 rule 3)."""
         kind, text = FAILURES[which]
         held = self.turn_failure
         self._claude_failure(which)

@@ -53,9 +53,9 @@ def _fresh_turn_settled(s: Step, name: str) -> bool:
 
 @invariant
 def budget_or_turn_limit_is_a_limit_failure(s: Step) -> str | None:
-    """"budget/turn limit → `limit`"; "context or configured session-budget exhaustion:
-    `new_session`": a budget or turn-limit result ends its turn as that failure even when its
-    ``stop_reason`` is ``max_tokens`` (which wins only for ``success`` and
+    """The category table's "usage/spend limit, budget/turn limit" row is `limit`; "context or
+    configured session-budget exhaustion: `new_session`": a budget or turn-limit result ends its
+    turn as that failure even when its ``stop_reason`` is ``max_tokens`` (which wins only for ``success`` and
     ``error_during_execution``, as in the reference adapter)."""
     if s.name != "result_limit_max_tokens" or not s.was_running:
         return None
@@ -73,8 +73,8 @@ def budget_or_turn_limit_is_a_limit_failure(s: Step) -> str | None:
 
 @invariant
 def provider_error_is_service(s: Step) -> str | None:
-    """"`overloaded`, `server_error`, unknown provider error … → `service`"; only "API retry without
-    an HTTP response" is `connection`: Claude's provider error ends its turn as `service` with
+    """The category table's "`overloaded`, `server_error`, unknown provider error" row is `service`;
+    only "API retry without an HTTP response" is `connection`: Claude's provider error ends its turn as `service` with
     `retry`, whatever the turn's retries got ("provider overload/error …: `retry`")."""
     for _, _, rec in s.records():
         provider = rec.title == SERVER_ERROR_TEXT and rec.severity is Severity.ERROR
