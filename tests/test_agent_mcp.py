@@ -205,7 +205,7 @@ def test_no_servers_no_option() -> None:
     from lifecycle.agent import ClaudeAcpAgent
 
     agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
-    session = agent._open("s", "/tmp")
+    session = asyncio.run(agent._open("s", "/tmp", None))
     assert agent.claude_options(session, resume=False).mcp_servers == {}
 
 

@@ -10,6 +10,7 @@ import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -200,7 +201,12 @@ class ClaudeAcpAgent:
             kw["mcp_servers"] = session.mcp.config
         return ClaudeAgentOptions(**kw)
 
-    def _open(self, session_id: str, cwd: str) -> _Session:
+    async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> _Session:
+        """A fresh session (ledger, settings, the client's MCP servers) under ``session_id``; one
+        already open under it (load or resume of an open session) is closed first."""
+        old = self._sessions.pop(session_id, None)
+        if old is not None:
+            await old.close()
         epoch = new_epoch()
         observer = StructlogObserver(epoch=epoch)
         ledger = SessionLedger(
@@ -223,6 +229,7 @@ class ClaudeAcpAgent:
             settings.mode = "default"
         settings.learn(self._server_info)  # what an earlier session's Claude Code offered
         session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn, settings)
+        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
         self._sessions[session_id] = session
         self._closed.pop(session_id, None)
         return session
@@ -317,8 +324,7 @@ class ClaudeAcpAgent:
         mcp_servers: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        session = self._open(str(uuid.uuid4()), self._cwd(cwd))
-        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        session = await self._open(str(uuid.uuid4()), self._cwd(cwd), mcp_servers)
         self._started(session)
         log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
         return NewSessionResponse(session_id=session.id, **_session_state(session))
@@ -336,11 +342,7 @@ class ClaudeAcpAgent:
         stored = await asyncio.to_thread(sdk_function("get_session_messages"), session_id, directory=cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
-        old = self._sessions.pop(session_id, None)
-        if old is not None:
-            await old.close()
-        session = self._open(session_id, cwd)
-        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        session = await self._open(session_id, cwd, mcp_servers)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -367,11 +369,7 @@ class ClaudeAcpAgent:
         info = await asyncio.to_thread(sdk_function("get_session_info"), session_id, directory=cwd)
         if info is None:
             raise RequestError.invalid_params({"sessionId": session_id[:200], "details": "no stored Claude session"})
-        old = self._sessions.pop(session_id, None)
-        if old is not None:
-            await old.close()
-        session = self._open(session_id, cwd)
-        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        session = await self._open(session_id, cwd, mcp_servers)
         self._started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
         return ResumeSessionResponse(**_session_state(session))
@@ -466,8 +464,6 @@ def _session_info(info: Any, directory: str | None) -> SessionInfo:
     modified = getattr(info, "last_modified", None)
     updated = None
     if isinstance(modified, (int, float)) and modified > 0:
-        from datetime import UTC, datetime
-
         updated = datetime.fromtimestamp(modified / 1000, UTC).isoformat().replace("+00:00", "Z")
     return SessionInfo(
         session_id=str(getattr(info, "session_id", "")),

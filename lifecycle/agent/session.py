@@ -218,7 +218,7 @@ class _Session:
         rt = self.runtime
         live = rt is not None and rt.alive
         try:
-            if live and rt is not None:
+            if rt is not None and rt.alive:
                 if config_id == MODE_CONFIG_ID:
                     await asyncio.wait_for(rt.set_mode(value), 30)
                 elif config_id == MODEL_CONFIG_ID:
