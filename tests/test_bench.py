@@ -307,7 +307,7 @@ def test_peer_ratios_pair_the_spawns_of_one_round_and_gate_the_tool_turn() -> No
     assert figs["peer.tool_turn_s_ratio"].samples == [0.5, 1.0]
     assert figs["peer.reference_tool_turn_s"].samples == [2.0, 9.0, 3.0]
     assert figs["peer.init_s_ratio"].samples == [0.5, 1.0, 0.25]
-    for gated in ("init_s", "tool_turn_s", "rss_mb"):
+    for gated in ("init_s", "first_prompt_s", "tool_turn_s", "rss_mb"):
         assert figs[f"peer.{gated}_ratio"].target == ("<=", 1.0)
     # A gated figure no pair measured misses its target, and says why.
     missing = figs["peer.rss_mb_ratio"]

@@ -10,7 +10,9 @@ Rules
 -----
 * One ``ClaudeSDKClient`` (one Claude Code process, a *runtime*) per ACP session, started in the
   background when the session is created, loaded or resumed (a start that fails there is reported
-  by the first prompt, as its own start would be). The ACP session id is the Claude session id
+  by the first prompt, as its own start would be); the first ``session/new`` even gets a Claude
+  Code launched while the SDKs are still being imported, adopted only if it is exactly the one the
+  SDK would start (:mod:`lifecycle.agent.launch`). The ACP session id is the Claude session id
   (``session_id=`` for a new session, ``resume=`` once a transcript exists), so ``session/load``
   finds the transcript.
 * Every prompt is sent as a user message whose ``uuid`` is the turn id, so Claude stores it under
@@ -47,7 +49,9 @@ that result, so nothing of the cancelled turn is attributed to the next one.
 Modules
 -------
 ``config`` (settings, standard library only), ``startup`` (process entry and the fast
-``initialize``: imports no SDK), ``transport`` (the guarded stdio transport), ``server`` (the
+``initialize``: imports no SDK), ``launch`` (a session's Claude Code options, command line and
+environment, and the early launch: imports no SDK), ``adopt`` (the SDK transport that adopts an
+early Claude Code), ``transport`` (the guarded stdio transport), ``server`` (the
 agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude
 Code's messages as updates: chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its
 result rendered as the reference adapter does), ``permissions`` (``can_use_tool`` as

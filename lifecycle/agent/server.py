@@ -42,10 +42,11 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .launch import EarlyCli, cli_options, initial_settings
 from .mcp import McpServers
-from .modes import MODE_CONFIG_ID, SessionSettings, SettingsError, bypass_allowed
+from .modes import MODE_CONFIG_ID, SettingsError
 from .prompt import PromptRefused, prompt_content
-from .runtime import ClientFactory
+from .runtime import ClientFactory, SdkClient
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
 from .transport import StdioTransport
@@ -124,6 +125,8 @@ class ClaudeAcpAgent:
         self._sessions: dict[str, _Session] = {}
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
         self._server_info: dict[str, Any] | None = None  # the last models/commands Claude Code reported
+        self._early: EarlyCli | None = None  # Claude Code launched before the agent existed
+        self._early_open = False  # ... and no session has taken or refused it yet
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
 
     def on_connect(self, conn: Any) -> None:
@@ -169,41 +172,46 @@ class ClaudeAcpAgent:
 
     def claude_options(self, session: _Session, *, resume: bool) -> ClaudeAgentOptions:
         """The SDK options of a session's runtime (Claude's environment passes through)."""
-        cfg = self.config
-        kw: dict[str, Any] = {
-            "cwd": session.cwd,
-            # Claude Code's own system prompt and the user's, project's and local settings
-            # (CLAUDE.md, permission rules), as the reference adapter runs it.
-            "system_prompt": {"type": "preset", "preset": "claude_code"},
-            "setting_sources": ["user", "project", "local"],
-            "include_partial_messages": True,
-            "can_use_tool": session.permissions.can_use_tool,
-        }
-        settings = session.settings
-        if settings.allow_bypass:
-            kw["extra_args"] = {"allow-dangerously-skip-permissions": None}
-        if resume:
-            kw["resume"] = session.id
-        else:
-            kw["session_id"] = session.id
-        if settings.model != "default":
-            kw["model"] = settings.model
-        if settings.effort != "default":
-            kw["effort"] = settings.effort
-        if cfg.max_turns is not None:
-            kw["max_turns"] = cfg.max_turns
-        if cfg.cli_path:
-            kw["cli_path"] = cfg.cli_path
-        if settings.mode != "default":
-            kw["permission_mode"] = settings.mode
-        kw["stderr"] = _forward_stderr if cfg.cli_stderr else _cli_stderr_logger(session.id)
-        if session.mcp.config:
-            kw["mcp_servers"] = session.mcp.config
+        kw = cli_options(
+            self.config, session.settings, cwd=session.cwd, session_id=session.id, resume=resume,
+            mcp_servers=session.mcp.config,
+        )  # fmt: skip
+        kw["can_use_tool"] = session.permissions.can_use_tool
+        kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(session.id)
         return ClaudeAgentOptions(**kw)
+
+    def new_client(self, options: ClaudeAgentOptions, early: EarlyCli | None) -> SdkClient:
+        """The SDK client of a runtime; with ``early``, its transport adopts that Claude Code when
+        it is the one these options start (:mod:`lifecycle.agent.adopt`)."""
+        if early is None:
+            return self.client_factory(options)
+        if self.client_factory is not ClaudeSDKClient:  # a test's stand-in: the early one is not used
+            early.discard("client_factory")
+            return self.client_factory(options)
+        from .adopt import AdoptingTransport
+
+        return ClaudeSDKClient(options, transport=AdoptingTransport(options, early))
+
+    def accept_early(self, early: EarlyCli | None) -> None:
+        """Take a Claude Code launched for the first ``session/new`` before the agent existed
+        (:mod:`lifecycle.agent.startup`): the first session opened takes it or stops it."""
+        self._early, self._early_open = early, early is not None
+
+    def _take_early(self, cwd: str, mcp_servers: Any) -> EarlyCli | None:
+        """The early Claude Code for the first session (a ``session/new`` in its directory without
+        MCP servers: the one it was launched for); for any other first session it is stopped."""
+        if not self._early_open or self._early is None:
+            return None
+        self._early_open = False
+        if self._early.cwd == cwd and not mcp_servers:
+            return self._early
+        self._early.discard("another_session")
+        return None
 
     async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> _Session:
         """A fresh session (ledger, settings, the client's MCP servers) under ``session_id``; one
         already open under it (load or resume of an open session) is closed first."""
+        self._take_early("", None)  # a first session that did not take it: stopped
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -217,16 +225,9 @@ class ClaudeAcpAgent:
             observer=observer,
             answers=self._answers,
         )
-        cfg = self.config
-        settings = SessionSettings(
-            mode=cfg.permission_mode or "default",
-            model=cfg.model or "default",
-            allow_bypass=bypass_allowed(self._env),
-        )
-        if settings.mode == "bypassPermissions" and not settings.allow_bypass:
-            # Claude Code would refuse to start: the session starts in default, as the reference's.
+        settings = initial_settings(self.config, self._env)
+        if self.config.permission_mode == "bypassPermissions" and settings.mode != "bypassPermissions":
             log.warning("session.bypass_not_available", session_id=session_id)
-            settings.mode = "default"
         settings.learn(self._server_info)  # what an earlier session's Claude Code offered
         session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn, settings)
         session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
@@ -324,7 +325,10 @@ class ClaudeAcpAgent:
         mcp_servers: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        session = await self._open(str(uuid.uuid4()), self._cwd(cwd), mcp_servers)
+        cwd = self._cwd(cwd)
+        early = self._take_early(cwd, mcp_servers)
+        session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers)
+        session.early_cli = early
         self._started(session)
         log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
         return NewSessionResponse(session_id=session.id, **_session_state(session))
@@ -447,6 +451,8 @@ class ClaudeAcpAgent:
         sessions = list(self._sessions.values())
         self._sessions.clear()
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        if self._early is not None:
+            await self._early.close()  # one no runtime took
 
 
 _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")
@@ -497,13 +503,16 @@ def _cli_stderr_logger(session_id: str) -> Callable[[str], None]:
     return note
 
 
-async def run(config: AgentConfig, transport: StdioTransport, state: ClientState | None = None) -> None:
+async def run(
+    config: AgentConfig, transport: StdioTransport, state: ClientState | None = None, early: EarlyCli | None = None
+) -> None:
     """Serve a :class:`ClaudeAcpAgent` over ``transport`` until the client disconnects, then close
     every runtime. ``state``: what an ``initialize`` answered before (:mod:`lifecycle.agent.startup`)
-    negotiated."""
+    negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile."""
     agent = ClaudeAcpAgent(config)
     if state is not None:
         agent.accept_initialize(state)
+    agent.accept_early(early)
     transport.on_initialize = agent.saw_client_capabilities
     try:
         # The SDK answers -32601 for the ``acp.Agent`` methods this agent leaves out.

@@ -19,11 +19,12 @@ from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
 from . import tool_calls
 from .config import AgentConfig
+from .launch import EarlyCli
 from .mcp import McpServers
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
-from .runtime import ClientFactory, _Runtime
+from .runtime import SdkClient, _Runtime
 from .stream import StreamRenderer
 
 
@@ -31,9 +32,10 @@ class _Agent(Protocol):
     """What a session uses of its agent (:class:`lifecycle.agent.server.ClaudeAcpAgent`)."""
 
     config: AgentConfig
-    client_factory: ClientFactory
 
     def claude_options(self, session: Any, *, resume: bool) -> Any: ...
+
+    def new_client(self, options: Any, early: EarlyCli | None) -> SdkClient: ...
 
     async def cancel_request(self, method: str, params: Any) -> None: ...
 
@@ -90,6 +92,7 @@ class _Session:
         self._started = False  # a runtime was started (or tried): the next one is a replacement
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
+        self.early_cli: EarlyCli | None = None  # Claude Code launched for this session before the agent existed
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
         if self.closed:
@@ -175,7 +178,8 @@ class _Session:
         generation = ledger.runtime + 1 if replacing else ledger.runtime
         resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
         options = self.agent.claude_options(self, resume=resume)
-        new = _Runtime(self, generation, self.agent.client_factory(options))
+        early, self.early_cli = self.early_cli, None
+        new = _Runtime(self, generation, self.agent.new_client(options, early))
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
         await new.start(self.agent.config.connect_timeout)
         if replacing:
@@ -370,6 +374,9 @@ class _Session:
             early.cancel()
             with contextlib.suppress(BaseException):
                 await early
+        if self.early_cli is not None:  # no runtime took it
+            self.early_cli.discard("session_closed")
+            self.early_cli = None
         for prompt in self.prompts:
             prompt.cancelled.set()
         if self.current_turn is not None and not self.closed:

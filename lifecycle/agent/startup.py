@@ -35,6 +35,7 @@ from ..log import configure_logging
 from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
 from ..redaction import redact
 from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
+from .launch import EarlyCli, launch_early
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -206,12 +207,39 @@ async def serve(config: AgentConfig, input_stream: Any = None, output_stream: An
     # The SDKs and the agent, imported off the event loop from the start (the first session/new
     # waits for them, the initialize answer does not).
     importing = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "lifecycle.agent.server"))
+    early: EarlyCli | None = None
     try:
         state = await _answer_initialize(transport)
+        if state is not None and config.start_early and not importing.done():
+            early = await _launch_for_next(transport, importing, config)
         server = await importing
+    except BaseException:
+        if early is not None:
+            await early.close()
+        raise
     finally:
         importing.cancel()
-    await server.run(config, transport, state)
+    await server.run(config, transport, state, early)
+
+
+async def _launch_for_next(
+    transport: StdioTransport, importing: asyncio.Future[Any], config: AgentConfig
+) -> EarlyCli | None:
+    """Read the next message while the SDKs are imported; a ``session/new`` launches its Claude Code
+    now (:mod:`lifecycle.agent.launch`). The message goes to the SDK either way: given back, or,
+    when the imports finish first, still being read (the SDK's first read takes it)."""
+    reading = asyncio.ensure_future(transport.receive())
+    await asyncio.wait({reading, importing}, return_when=asyncio.FIRST_COMPLETED)
+    if not reading.done():
+        transport.unread_later(reading)
+        return None
+    message = reading.result()
+    if message is None:
+        return None
+    transport.unread(message)
+    if message.get("method") != "session/new" or "id" not in message:
+        return None
+    return await launch_early(config, message.get("params"))
 
 
 # ------------------------------------------------------------------ logging

@@ -371,6 +371,7 @@ class StdioTransport:
         self._closed = False
         self._writer: asyncio.Task[None] | None = None
         self._unread: deque[dict[str, Any]] = deque()
+        self._reading: asyncio.Future[dict[str, Any] | None] | None = None  # see unread_later
         #: Called with the raw ``clientCapabilities`` of every ``initialize`` request passed on
         #: (the SDK's model drops keys it does not know, such as ``session.notices``).
         self.on_initialize: Callable[[object], None] | None = None
@@ -463,11 +464,11 @@ class StdioTransport:
         """The next message for the SDK's connection; ``None`` only at the end of input (or when
         the client stopped taking output)."""
         if self._unread:
-            again = self._unread.popleft()
-            params = again.get("params")
-            if again.get("method") == "initialize" and isinstance(params, dict) and self.on_initialize:
-                self.on_initialize(params.get("clientCapabilities"))
-            return again
+            return self._again(self._unread.popleft())
+        if self._reading is not None:
+            message = await asyncio.shield(self._reading)  # a cancelled receive leaves it for the next
+            self._reading = None
+            return None if message is None else self._again(message)
         while True:
             if not self._below_high.is_set():  # the client does not read: take no more work
                 log.info("transport.input_paused", backlog=self._backlog)
@@ -483,8 +484,19 @@ class StdioTransport:
 
     def unread(self, message: dict[str, Any]) -> None:
         """Give back a message :meth:`receive` returned: the next :meth:`receive` returns it again
-        (``lifecycle.agent.startup`` reads the first message before the SDK exists)."""
+        (``lifecycle.agent.startup`` reads the first messages before the SDK exists)."""
         self._unread.append(message)
+
+    def unread_later(self, reading: asyncio.Future[dict[str, Any] | None]) -> None:
+        """Give back a :meth:`receive` still under way: the next :meth:`receive` (after any message
+        given back) returns what it reads."""
+        self._reading = reading
+
+    def _again(self, message: dict[str, Any]) -> dict[str, Any]:
+        params = message.get("params")
+        if message.get("method") == "initialize" and isinstance(params, dict) and self.on_initialize:
+            self.on_initialize(params.get("clientCapabilities"))
+        return message
 
     async def _read(self) -> bytes:
         if self._eof or self._broken.is_set():

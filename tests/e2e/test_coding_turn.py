@@ -186,11 +186,16 @@ async def agent(
     capable: bool = True,
     raw_caps: dict[str, Any] | None = None,
     mcp_servers: list[Any] | None = None,
+    project: Callable[[Path], None] | None = None,
 ) -> AsyncIterator[Run]:
     """One agent and session. ``raw_caps``: ``clientCapabilities`` sent as raw JSON (the SDK's model
-    drops ``session.notices``) instead of ``capable``'s; ``mcp_servers``: ``session/new``'s."""
+    drops ``session.notices``) instead of ``capable``'s; ``mcp_servers``: ``session/new``'s;
+    ``project``: writes the project's files into the working directory before the agent starts
+    (Claude Code reads its settings and CLAUDE.md as it starts, before the first prompt)."""
     ws = AgentWorkspace()
     ws._workspace(tmp_path)
+    if project is not None:
+        project(ws.cwd)
     api = FakeAnthropicAPI(script)
     ws.api = api
     api.start()
@@ -649,12 +654,13 @@ def test_project_settings_and_claude_md_reach_claude_code(tmp_path: Path) -> Non
             tool_turn(tool_use("Bash", "toolu_allowed", command="echo allowed-by-rule")),
             text_reply("Ran it."),
         )
-        async with agent(tmp_path, script, select("reject")) as run:
-            cwd = Path(run.workspace.cwd)
+        def project(cwd: Path) -> None:
             (cwd / "CLAUDE.md").write_text("Project rule: answer in haiku. Marker zq-claude-md-7.\n")
             (cwd / ".claude").mkdir()
             settings = {"permissions": {"allow": ["Bash(echo allowed-by-rule)"]}}
             (cwd / ".claude" / "settings.json").write_text(json.dumps(settings))
+
+        async with agent(tmp_path, script, select("reject"), project=project) as run:
             assert (await run.prompt("run it")).stop_reason == "end_turn"
             assert "zq-claude-md-7" in json.dumps(body_of(run.api.message_requests[0]))
             assert run.client.questions == []  # the project's rule allowed it

@@ -1,0 +1,286 @@
+"""How a session's Claude Code is launched, without the Claude SDK: its options, its command line
+and environment, and the *early launch* that starts it while the SDKs are still being imported.
+
+Rules
+-----
+* One home for a session's Claude Code options: :func:`cli_options` (plain values; the agent adds
+  its callbacks and builds ``ClaudeAgentOptions`` from them).
+* :func:`cli_argv` and :func:`cli_env` are what ``claude-agent-sdk`` 0.2.189's subprocess
+  transport runs for those options (``_build_command`` and ``connect``);
+  ``tests/test_agent_launch.py`` compares both with the SDK's own for every option this agent
+  sets. An option they do not know makes :func:`cli_argv` answer None: no early launch.
+* An early launch is only a head start. The runtime adopts the process only when the command line
+  the SDK builds for the session is the early one, word for word, in the same directory, and the
+  process still runs; otherwise the process is stopped and the SDK starts Claude Code as usual.
+  It is launched only for a ``session/new`` without MCP servers (nothing the client asks to run is
+  started before the SDK has checked the request), and one that no session takes is stopped.
+
+Theory of operation
+-------------------
+Importing the ACP SDK and the Claude SDK takes about a second, and Claude Code about half a
+second to start; the reference adapter (TypeScript) has neither import. So
+:mod:`lifecycle.agent.startup` reads the message after ``initialize`` while the imports run; a
+``session/new`` there launches Claude Code at once (:func:`launch_early`) with the session id the
+agent will give the session. When the agent opens that session, it takes the :class:`EarlyCli`
+(:meth:`EarlyCli.take`), and the session's runtime hands it to the SDK client as a transport that
+adopts the process (:mod:`lifecycle.agent.adopt`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+import structlog
+
+from .config import AgentConfig, claude_cli
+from .modes import SessionSettings, bypass_allowed
+
+__all__ = ["EarlyCli", "cli_argv", "cli_env", "cli_options", "initial_settings", "launch_early"]
+
+log = structlog.get_logger("lifecycle.agent")
+
+#: Setting sources Claude Code reads (user, project and local settings: CLAUDE.md, permission
+#: rules), as the reference adapter runs it.
+SETTING_SOURCES: Final = ("user", "project", "local")
+#: The Claude SDK sets these in Claude Code's environment (``SubprocessCLITransport.connect``).
+_ENTRYPOINT: Final = ("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
+_SDK_VERSION_ENV: Final = "CLAUDE_AGENT_SDK_VERSION"
+_DERIVED_CLIENT_APP_ENV: Final = "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP"
+_SESSION_STATE_ENV: Final = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
+# Options :func:`cli_argv` renders (anything else: no early launch).
+_KNOWN: Final = frozenset(
+    {
+        "cwd", "system_prompt", "setting_sources", "include_partial_messages", "extra_args", "resume",
+        "session_id", "model", "effort", "max_turns", "cli_path", "permission_mode", "mcp_servers",
+    }
+)  # fmt: skip
+#: Seconds an early Claude Code that no session took may run.
+UNCLAIMED_SECONDS: Final = 60.0
+
+
+def initial_settings(config: AgentConfig, env: Mapping[str, str]) -> SessionSettings:
+    """A new session's mode, model and effort before Claude Code reports what it offers."""
+    settings = SessionSettings(
+        mode=config.permission_mode or "default",
+        model=config.model or "default",
+        allow_bypass=bypass_allowed(env),
+    )
+    if settings.mode == "bypassPermissions" and not settings.allow_bypass:
+        # Claude Code would refuse to start: the session starts in default, as the reference's.
+        settings.mode = "default"
+    return settings
+
+
+def cli_options(
+    config: AgentConfig,
+    settings: SessionSettings,
+    *,
+    cwd: str,
+    session_id: str,
+    resume: bool,
+    mcp_servers: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A session's ``ClaudeAgentOptions`` keywords, without callbacks (the agent adds
+    ``can_use_tool`` and ``stderr``)."""
+    kw: dict[str, Any] = {
+        "cwd": cwd,
+        # Claude Code's own system prompt and the user's, project's and local settings.
+        "system_prompt": {"type": "preset", "preset": "claude_code"},
+        "setting_sources": list(SETTING_SOURCES),
+        "include_partial_messages": True,
+    }
+    if settings.allow_bypass:
+        kw["extra_args"] = {"allow-dangerously-skip-permissions": None}
+    kw["resume" if resume else "session_id"] = session_id
+    if settings.model != "default":
+        kw["model"] = settings.model
+    if settings.effort != "default":
+        kw["effort"] = settings.effort
+    if config.max_turns is not None:
+        kw["max_turns"] = config.max_turns
+    if config.cli_path:
+        kw["cli_path"] = config.cli_path
+    if settings.mode != "default":
+        kw["permission_mode"] = settings.mode
+    if mcp_servers:
+        kw["mcp_servers"] = dict(mcp_servers)
+    return kw
+
+
+def cli_argv(cli: str, options: Mapping[str, Any]) -> list[str] | None:
+    """The command line the Claude SDK runs for ``options`` (:func:`cli_options`) with a
+    ``can_use_tool`` callback; None for an option this function does not render."""
+    if not _KNOWN.issuperset(options) or options.get("system_prompt") != {"type": "preset", "preset": "claude_code"}:
+        return None
+    argv = [cli, "--output-format", "stream-json", "--verbose"]
+    if options.get("max_turns"):
+        argv += ["--max-turns", str(options["max_turns"])]
+    if options.get("model"):
+        argv += ["--model", str(options["model"])]
+    argv += ["--permission-prompt-tool", "stdio"]  # can_use_tool: questions over the control protocol
+    if options.get("permission_mode"):
+        argv += ["--permission-mode", str(options["permission_mode"])]
+    if options.get("resume"):
+        argv.append(f"--resume={options['resume']}")
+    if options.get("session_id"):
+        argv.append(f"--session-id={options['session_id']}")
+    if options.get("mcp_servers"):
+        argv += ["--mcp-config", json.dumps({"mcpServers": options["mcp_servers"]})]
+    if options.get("include_partial_messages"):
+        argv.append("--include-partial-messages")
+    sources = options.get("setting_sources")
+    if sources is not None:
+        argv.append(f"--setting-sources={','.join(sources)}")
+    for flag, value in (options.get("extra_args") or {}).items():
+        if value is not None:
+            return None  # only valueless flags are rendered here
+        argv.append(f"--{flag}")
+    if options.get("effort") is not None:
+        argv += ["--effort", str(options["effort"])]
+    argv += ["--input-format", "stream-json"]
+    return argv
+
+
+def cli_env(environ: Mapping[str, str], cwd: str, sdk_version: str) -> dict[str, str]:
+    """Claude Code's environment as the Claude SDK sets it (no ``env`` option, no client app
+    label, no active trace)."""
+    env = {k: v for k, v in environ.items() if k != "CLAUDECODE"}
+    env[_ENTRYPOINT[0]] = _ENTRYPOINT[1]
+    env[_SDK_VERSION_ENV] = sdk_version
+    env.pop(_DERIVED_CLIENT_APP_ENV, None)
+    if not any(k.upper() == _SESSION_STATE_ENV for k in env):
+        env[_SESSION_STATE_ENV] = "1"
+    env["PWD"] = cwd
+    return env
+
+
+class EarlyCli:
+    """A Claude Code launched for a ``session/new`` before the agent existed.
+
+    Attributes:
+        session_id: the id the agent gives the session (Claude Code runs with it).
+        cwd: the session's working directory.
+        argv: the command line it runs.
+        process: the ``anyio`` process, until a runtime takes it or it is stopped.
+    """
+
+    __slots__ = ("_reaper", "_stopping", "argv", "cwd", "process", "session_id")
+
+    def __init__(self, session_id: str, cwd: str, argv: list[str], process: Any) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.argv = argv
+        self.process: Any = process
+        self._reaper: asyncio.TimerHandle | None = None
+        self._stopping: asyncio.Future[None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return getattr(self.process, "pid", None)
+
+    def expire_after(self, seconds: float) -> None:
+        """Stop the process if no runtime took it within ``seconds``."""
+        self._reaper = asyncio.get_running_loop().call_later(seconds, lambda: self.discard("unclaimed"))
+
+    def take(self, argv: list[str], cwd: str | None) -> Any:
+        """The process, for a runtime whose command line is ``argv`` in ``cwd``; None (and the
+        process stopped) when it is another or no longer runs."""
+        process, self.process = self.process, None
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if process is None:
+            return None
+        reason = None
+        if argv != self.argv or cwd != self.cwd:
+            reason = "command_differs"
+        elif process.returncode is not None:
+            reason = "exited"
+        if reason is not None:
+            self.process = process
+            self.discard(reason)
+            return None
+        log.info("runtime.early_adopted", session_id=self.session_id, pid=process.pid)
+        return process
+
+    def discard(self, reason: str) -> None:
+        """Stop the process (in the background); a later :meth:`take` gets None."""
+        process, self.process = self.process, None
+        if self._reaper is not None:
+            self._reaper.cancel()
+        if process is None:
+            return
+        log.info("runtime.early_discarded", session_id=self.session_id, reason=reason)
+        self._stopping = asyncio.ensure_future(_stop(process))
+
+    async def close(self) -> None:
+        """Stop the process unless a runtime took it, and wait until it is gone."""
+        self.discard("agent_stopped")
+        if self._stopping is not None:
+            await asyncio.shield(self._stopping)
+
+
+async def _stop(process: Any) -> None:
+    for stream in (process.stdin, process.stdout, process.stderr):
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        await asyncio.wait_for(process.wait(), 5)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(process.wait(), 5)
+
+
+def _sdk_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("claude-agent-sdk")
+    except PackageNotFoundError:
+        return None
+
+
+async def launch_early(
+    config: AgentConfig, params: object, environ: Mapping[str, str] | None = None
+) -> EarlyCli | None:
+    """Launch Claude Code for a raw ``session/new``'s ``params``, or None when this one is not for
+    an early launch (MCP servers, an unusual shape, no Claude Code, a start that fails: the agent
+    then starts it as usual)."""
+    if not isinstance(params, dict) or not isinstance(params.get("cwd"), str) or params.get("mcpServers"):
+        return None
+    env = os.environ if environ is None else environ
+    cwd = config.cwd or params["cwd"]
+    cli, version = claude_cli(config.cli_path), _sdk_version()
+    if cli is None or version is None or not os.path.isabs(cwd):
+        return None
+    session_id = str(uuid.uuid4())
+    options = cli_options(config, initial_settings(config, env), cwd=cwd, session_id=session_id, resume=False)
+    argv = cli_argv(cli, options)
+    if argv is None:
+        return None
+    import subprocess
+
+    import anyio
+
+    try:
+        process = await anyio.open_process(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+            env=cli_env(env, cwd, version),
+        )  # fmt: skip
+    except OSError as exc:
+        log.info("runtime.early_launch_failed", error_type=type(exc).__name__)
+        return None
+    log.info("runtime.early_launch", session_id=session_id, pid=process.pid)
+    early = EarlyCli(session_id, cwd, argv, process)
+    early.expire_after(UNCLAIMED_SECONDS)
+    return early
