@@ -349,7 +349,7 @@ class SessionLedger:
         if isinstance(intent, Publish) and intent.incident_id == self._runtime_incident:
             # The runtime's loss was not shown after all: the next sign of it shows it.
             self._runtime_incident = None
-        self._note("delivery_failed", intent=type(intent).__name__.lstrip("_").lower())
+        self._note("delivery_failed", intent=type(intent).__name__.lower())
 
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
         """Feed ``event`` and drain its sends through ``deliver`` (an exception = a failed send)."""

@@ -16,6 +16,8 @@ from lifecycle import (
     Assistant,
     AuthStatus,
     Cancelled,
+    HistoryEntry,
+    HistoryLoaded,
     InternalError,
     LocalProtocolError,
     ModelFallback,
@@ -125,20 +127,72 @@ def test_notices_stay_active_past_sixteen() -> None:
     assert s.ledger.untracked_notices == 0
 
 
+def test_past_4096_active_notices_the_oldest_notice_is_let_go_and_counted() -> None:
+    """docs/design.md: past ``MAX_ACTIVE_NOTICES`` (4096) the oldest *notice* is let go and
+    counted; an active failure is not a notice and stays, and an update of a notice (same text,
+    revision 2) is not another notice."""
+    s = Session()
+    s.feed(QueryError(message="boom"))  # the idle runtime's loss: s1:e1:1, active until replacement
+    for n in range(4096):  # notices s1:notice:e1:2 .. s1:notice:e1:4097
+        s.ledger.process(ModelFallback(content=f"Switched to model {n}"), lambda m: None)
+    assert (len(s.ledger.active), s.ledger.untracked_notices) == (4097, 0)
+    s.ledger.process(ModelFallback(content="Switched to model 4095"), lambda m: None)  # its update, revision 2
+    assert (len(s.ledger.active), s.ledger.untracked_notices) == (4097, 0)
+    s.ledger.process(ModelFallback(content="Switched to model 4096"), lambda m: None)  # the 4097th notice
+    ids = s.active_ids
+    assert (len(ids), s.ledger.untracked_notices) == (4097, 1)
+    assert ids[:3] == ["s1:e1:1", "s1:notice:e1:3", "s1:notice:e1:4"] and ids[-1] == "s1:notice:e1:4098"
+    assert s.observed.transitions[-1] == {"session_id": "s1", "incident_id": "s1:notice:e1:2", "source": "noticed",
+                                          "target": "historical", "event": "superseded", "revision": 1}
+    s.ledger.process(ModelFallback(content="Switched to model 4097"), lambda m: None)  # and the 4098th
+    ids = s.active_ids
+    assert (len(ids), s.ledger.untracked_notices) == (4097, 2)
+    assert ids[:2] == ["s1:e1:1", "s1:notice:e1:4"] and ids[-1] == "s1:notice:e1:4099"
+
+
 def test_a_prompt_cannot_reuse_the_id_of_an_active_failure() -> None:
     s = Session()
     failed_turn(s, "t1")
-    with pytest.raises(LocalProtocolError):
+    with pytest.raises(LocalProtocolError, match=r"^turn id 't1' was already used in this session$"):
         s.feed(PromptStarted(turn_id="t1"))
     assert s.active_ids == ["t1:error"]
+
+
+
+def test_a_prompt_cannot_reuse_the_id_of_an_active_failure_of_an_earlier_turn() -> None:
+    """Not only the last turn's: a failure still active (a login, until auth succeeds) keeps its id."""
+    s = Session()
+    text = "Invalid API key · Please run /login"
+    s.feed(PromptStarted(turn_id="t1"), synthetic(text, "authentication_failed"), error_result(text, 401))
+    s.feed(PromptStarted(turn_id="t2"), answer(), OK)
+    assert s.active_ids == ["t1:error"] and s.ledger.turn is not None and s.ledger.turn.turn_id == "t2"
+    with pytest.raises(LocalProtocolError, match=r"^turn id 't1' was already used in this session$"):
+        s.feed(PromptStarted(turn_id="t1"))
+    assert s.ledger.flow == "idle"
+
+
+def test_a_prompt_cannot_reuse_the_id_of_the_last_turn() -> None:
+    s = Session()
+    s.feed(PromptStarted(turn_id="t1"), answer(), OK)
+    assert s.active_ids == []
+    with pytest.raises(LocalProtocolError, match=r"^turn id 't1' was already used in this session$"):
+        s.feed(PromptStarted(turn_id="t1"))
 
 
 def test_a_second_concurrent_prompt_is_refused_and_changes_nothing() -> None:
     s = Session()
     s.feed(PromptStarted(turn_id="t1"))
-    with pytest.raises(LocalProtocolError):
+    with pytest.raises(LocalProtocolError, match=r"^PromptStarted\('t2'\) while turn 't1' is still running$"):
         s.feed(PromptStarted(turn_id="t2"))
     assert s.ledger.turn is not None and s.ledger.turn.turn_id == "t1"
+
+
+@pytest.mark.parametrize("turn_id", ["", None, 7])
+def test_a_prompt_needs_a_non_empty_turn_id(turn_id: object) -> None:
+    s = Session()
+    with pytest.raises(LocalProtocolError, match=r"^PromptStarted needs a non-empty turn id$"):
+        s.feed(PromptStarted(turn_id=turn_id))  # type: ignore[arg-type]
+    assert (s.ledger.turn, s.ledger.flow, s.sent) == (None, "idle", [])
 
 
 # ---------------------------------------------------------------- delivery surfaces
@@ -376,10 +430,70 @@ def test_feeding_before_the_previous_plan_was_reported_is_refused() -> None:
     assert ledger.revision_of("t1:error") == 1
 
 
+def test_the_refusal_of_an_early_event_counts_the_sends_still_waiting() -> None:
+    """The message names the event and how many planned sends (waiting or handed out) are unreported."""
+    ledger = SessionLedger("s1", negotiated=False, epoch="e1")
+    ledger.feed(PromptStarted(turn_id="t1"))
+    ledger.feed(answer("one"))
+    with pytest.raises(PendingDeliveryError, match=r"^Result fed while 1 planned send\(s\) await their outcome$"):
+        ledger.feed(OK)
+    assert ledger.next_outbound() is not None  # handed out, not reported: still one
+    with pytest.raises(PendingDeliveryError, match=r"^Result fed while 1 planned send\(s\) await their outcome$"):
+        ledger.feed(OK)
+    ledger.delivered()
+    ledger.feed(HistoryLoaded(entries=(HistoryEntry(role="user", uuid="u1", text="one", prompt=True),
+                                       HistoryEntry(role="user", uuid="u2", text="two", prompt=True))))
+    with pytest.raises(PendingDeliveryError, match=r"^Cancelled fed while 2 planned send\(s\) await their outcome$"):
+        ledger.feed(Cancelled())
+    assert ledger.next_outbound() is not None  # one handed out, one waiting
+    with pytest.raises(PendingDeliveryError, match=r"^Cancelled fed while 2 planned send\(s\) await their outcome$"):
+        ledger.feed(Cancelled())
+
+
 def test_reporting_an_outcome_without_a_planned_send_is_an_error() -> None:
     ledger = SessionLedger("s1", negotiated=True, epoch="e1")
-    with pytest.raises(LocalProtocolError):
+    with pytest.raises(LocalProtocolError, match=r"^no planned send is waiting for its outcome$"):
         ledger.delivered()
+    with pytest.raises(LocalProtocolError, match=r"^no planned send is waiting for its outcome$"):
+        ledger.delivery_failed()
+
+
+def test_an_unknown_event_type_is_refused_by_name() -> None:
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1")
+    with pytest.raises(LocalProtocolError, match=r"^unknown event type str$"):
+        ledger.feed("PromptStarted")  # type: ignore[arg-type]
+    assert (ledger.flow, ledger.pending) == ("idle", False)
+
+
+@pytest.mark.parametrize(
+    ("session_id", "epoch", "message"),
+    [
+        ("", "e1", "session_id must be a non-empty string"),
+        (None, "e1", "session_id must be a non-empty string"),
+        (7, "e1", "session_id must be a non-empty string"),
+        ("s1", "", "epoch must be a non-empty string"),
+        ("s1", None, "epoch must be a non-empty string"),
+        ("s1", 7, "epoch must be a non-empty string"),
+    ],
+)
+def test_a_ledger_needs_a_session_id_and_an_epoch(session_id: object, epoch: object, message: str) -> None:
+    with pytest.raises(LocalProtocolError, match=f"^{message}$"):
+        SessionLedger(session_id, negotiated=True, epoch=epoch)  # type: ignore[arg-type]
+
+
+def test_a_fresh_ledger_is_idle_with_nothing_to_send_and_no_acp_notices() -> None:
+    """``notices`` defaults to False: an informational notice is a transcript line, not an ACP notice."""
+    from lifecycle.events import Informational
+
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1")
+    assert (ledger.flow, ledger.turn, ledger.pending, ledger.active, ledger.runtime) == ("idle", None, False, (), 0)
+    sent: list[dict[str, object]] = []
+    ledger.process(Informational(content="Heads up", level="warning"), lambda m: sent.append(m.to_jsonrpc()))
+    assert sent == [
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {
+            "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "**Warning:** Heads up"},
+            "_meta": {"claudeCode": {"kind": "informational", "level": "warning"}}}}}
+    ]
 
 
 def test_events_from_a_replaced_runtime_are_refused_and_logged() -> None:
@@ -1132,6 +1246,22 @@ def _renaming(effect: str) -> type:
         ("settle_internal_error", [PromptStarted(turn_id="t1")], InternalError(), "internal_error"),
         ("settle_runtime_loss", [PromptStarted(turn_id="t1")], QueryError(message="boom"), "transport_lost"),
         ("background_runtime_loss", [], QueryError(message="boom"), "transport_lost"),
+        ("open_turn", [], PromptStarted(turn_id="t1"), "prompt"),
+        ("hold_failure", [PromptStarted(turn_id="t1")], synthetic(RATE, "rate_limit"), "claude_failure"),
+        ("background_failure", [], synthetic(RATE, "rate_limit"), "claude_failure"),
+        ("recover_answered", [PromptStarted(turn_id="t1")], answer(), "real_answer"),
+        ("recover_all", [], answer(), "real_answer"),
+        ("settle_stop", [PromptStarted(turn_id="t1")], OK, "result_success"),
+        ("confirm_attempt", [PromptStarted(turn_id="t1"), answer()], OK, "result_success"),
+        ("settle_failure", [PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit")], error_result(RATE),
+         "result_error"),
+        ("settle_result_error", [PromptStarted(turn_id="t1")], error_result(RATE), "result_error"),
+        ("settle_missing_result", [PromptStarted(turn_id="t1")], QueryEnded(), "stream_ended"),
+        ("settle_failure", [PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit")], QueryEnded(), "stream_ended"),
+        ("settle_failure", [PromptStarted(turn_id="t1"), synthetic(RATE, "rate_limit")], InternalError(),
+         "internal_error"),
+        ("background_internal_error", [], InternalError(), "internal_error"),
+        ("refuse_question", [], PermissionAsked(tool_use_id="q1"), "permission_asked"),
     ],
 )
 def test_an_effect_the_ledger_does_not_perform_is_refused_by_name(
@@ -1150,3 +1280,100 @@ def test_an_effect_the_ledger_does_not_perform_is_refused_by_name(
     with pytest.raises(InvalidDefinition) as refused:
         ledger.process(event, lambda _: None)  # type: ignore[arg-type]
     assert str(refused.value) == message
+
+
+# ---------------------------------------------------------------- exact paths the cases above do not take
+
+
+def test_a_message_without_a_refusal_keeps_the_banner_that_explains_the_turn() -> None:
+    from lifecycle.events import ModelRefusalNoFallback as Banner
+
+    s = Session()
+    partial = Assistant(text="partial", model="claude-opus-5-5")  # no refusal of its own
+    got = wire(s, PromptStarted(turn_id="t1"), Banner(explanation="Banner."), partial, REFUSED)
+    assert got == [agent_text("partial"), agent_text("Banner."), settled("t1", "refusal")]
+
+
+def test_a_real_answer_outside_a_turn_ends_a_restored_limit_and_a_background_failure() -> None:
+    """The flow's ``recover_all`` (diagrams/session-flow.md): a real model answer while idle is evidence
+    for both policies, a restored quota's (real model answer) and the others' (confirmed attempt)."""
+    s = Session()
+    s.feed(HistoryLoaded(entries=(HistoryEntry(role="user", uuid="u1", text="", prompt=True),
+                                  HistoryEntry(role="assistant", uuid="m1", text=LIMIT, model="<synthetic>"))))
+    assert s.active_ids == ["u1:error"]
+    assert wire(s, answer("back")) == [agent_text("back")]
+    assert s.active_ids == []
+    s.feed(synthetic("API Error: 500 boom", "server_error"))
+    assert s.active_ids == ["s1:e1:1"]
+    assert wire(s, answer("back")) == [agent_text("back")]
+    assert s.active_ids == []
+
+
+def test_an_error_result_whose_text_asks_for_a_login_is_a_failure_even_at_max_tokens() -> None:
+    """The login check comes before ``max_tokens`` wins (conditions.result_event, as the reference)."""
+    s = Session()
+    text = "Invalid API key · Please run /login"
+    got = wire(s, PromptStarted(turn_id="t1"),
+               Result(subtype="success", is_error=True, stop_reason="max_tokens", result=text))
+    assert got == [ends_turn("t1", rec("t1:error", 1, "access", "error", text, ["login"]))]
+
+
+def test_an_aborted_terminal_reason_settles_the_turn_cancelled() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), answer("Hi"),
+               Result(subtype="success", is_error=False, stop_reason="end_turn", terminal_reason="aborted_tools"))
+    assert got == [agent_text("Hi"), settled("t1", "cancelled")]
+
+
+def test_legacy_error_texts_come_from_claude_then_from_the_result() -> None:
+    """Contract parity item 8: ``Internal error: <Claude's text>``; without Claude's text, the
+    result's (a ``success``-subtype error result: its ``result``)."""
+    s = Session(negotiated=False)
+    got = wire(s, PromptStarted(turn_id="t1"), Result(subtype="success", is_error=True, result="boom"))
+    assert got == [legacy_error("t1", -32603, "Internal error: boom")]
+    got = wire(s, PromptStarted(turn_id="t2"), synthetic("Claude says A", "rate_limit"),
+               Result(subtype="success", is_error=True, result="Result says B"))
+    assert got == [
+        agent_text("Claude says A"),
+        legacy_error("t2", -32603, "Internal error: Claude says A", "rate_limit"),
+    ]
+    got = wire(s, PromptStarted(turn_id="t3"), synthetic("", "server_error"),
+               Result(subtype="success", is_error=True, result="Result says B"))
+    assert got == [legacy_error("t3", -32603, "Internal error: Result says B", "server_error")]
+
+
+def test_a_held_failure_without_text_settled_by_eof_has_the_no_message_title() -> None:
+    s = Session()
+    got = wire(s, PromptStarted(turn_id="t1"), synthetic("", "server_error"), QueryEnded())
+    assert got == [ends_turn("t1", rec("t1:error", 1, "service", "error", NO_MESSAGE_TITLE, ["retry"]))]
+
+
+def test_a_runtime_loss_in_a_turn_whose_answer_was_not_delivered_is_shown_at_its_next_sign() -> None:
+    s = Session()
+    s.fail_next = 1
+    assert wire(s, PromptStarted(turn_id="t1"), QueryError(message="x")) == []  # the settle's send failed
+    assert s.active_ids == []
+    got = wire(s, QueryError(message="y"))
+    assert got == [info(rec("s1:e1:1", 1, "connection", "error", QUERY_ERROR_TITLE, ["new_session"]))]
+
+
+def test_a_retry_never_turns_a_failure_shown_as_terminal_back_into_a_warning() -> None:
+    """A replayed limit whose id is the running turn's is shown ``failed``: the turn's retry after
+    it is noted, and no warning is published over it."""
+    s = Session()
+    s.feed(PromptStarted(turn_id="t1"),
+           HistoryLoaded(entries=(HistoryEntry(role="user", uuid="t1", text="", prompt=True),
+                                  HistoryEntry(role="assistant", uuid="m1", text=LIMIT, model="<synthetic>"))))
+    assert [(a.id, a.state) for a in s.ledger.active] == [("t1:error", "failed")]
+    assert wire(s, retry(1)) == []
+    assert s.observed.notes[-1] == ("api_retry_after_terminal_failure", {"session_id": "s1", "incident_id": "t1:error"})
+    assert (s.ledger.revision_of("t1:error"), s.ledger.flow) == (1, "running")
+
+
+@pytest.mark.parametrize("event", [PermissionAsked(tool_use_id=""), PermissionAnswered(tool_use_id="")])
+def test_a_permission_event_needs_a_non_empty_tool_use_id_and_says_which(event: object) -> None:
+    s = Session()
+    s.feed(PromptStarted(turn_id="t1"))
+    name = type(event).__name__
+    with pytest.raises(LocalProtocolError, match=f"^{name} needs a non-empty tool use id$"):
+        s.feed(event)  # type: ignore[arg-type]

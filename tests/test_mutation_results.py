@@ -87,3 +87,14 @@ def test_the_recorded_commit_is_in_the_history() -> None:
     except OSError:
         pytest.fail("git is needed to check the recorded commit")
     assert res.returncode == 0, f"{RESULTS['commit']} is not an ancestor of HEAD"
+
+
+def test_ci_installs_the_pinned_mutmut_and_re_measures_the_changed_modules() -> None:
+    """A full run does not fit in CI (docs/checking.md), so ``.ci/run`` installs the mutmut version
+    the figures come from, runs ``--ci`` before README's test command and removes ``mutants/``."""
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    install = lines.index(f".venv/bin/python -m pip install -q mutmut=={ms.MUTMUT_VERSION}")
+    run = lines.index(".venv/bin/python tests/mutation_score.py --ci || mutation=$?")
+    tests = lines.index(".venv/bin/python -m pytest")
+    assert install < run < tests
+    assert lines[run + 1] == "rm -rf mutants" and lines[run + 2] == '[ "$mutation" -eq 0 ]'
