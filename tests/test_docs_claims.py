@@ -406,3 +406,13 @@ def test_every_current_mutant_count_in_the_docs_is_the_tables() -> None:
         found[doc.name] = [int(n) for p in patterns for n in re.findall(p, text)]
     assert len(found["checking.md"]) >= 4, found  # the table, the run shown, the stateful test, "Results"
     assert {n for ns in found.values() for n in ns} == {len(MUTANTS)}, found
+
+
+def test_readme_and_ci_run_the_same_test_command() -> None:
+    """README.md's second command ends with the test command ``.ci/run`` calls, word for word."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```sh", 1)[1].split("```", 1)[0]
+    second = [line for line in block.splitlines() if line.strip() and not line.startswith("#")][1]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if " -m pytest" in line]
+    assert ci == [".venv/bin/python -m pytest -n 2 --dist loadfile"]
+    assert second.endswith("&& " + ci[0])
