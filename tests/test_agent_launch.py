@@ -8,6 +8,8 @@
   otherwise (and when nobody takes it) it is stopped.
 * What ``lifecycle.agent.adopt`` uses of the SDK's private transport still exists.
 * The transport hands a read still under way to the SDK's first ``receive``.
+* The launch window (``lifecycle.agent.startup``): the SDK import waits while a ``session/new``
+  read after ``initialize`` launches its Claude Code, and no longer than ``LAUNCH_WINDOW_S``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,7 @@ from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITra
 from claude_agent_sdk._version import __version__ as SDK_VERSION
 from claude_agent_sdk.types import _configure_can_use_tool
 
+from lifecycle.agent import startup
 from lifecycle.agent.config import AgentConfig
 from lifecycle.agent.launch import (
     EarlyCli,
@@ -274,3 +279,77 @@ def test_a_read_under_way_goes_to_the_next_receive() -> None:
         assert await asyncio.wait_for(transport.receive(), 5) == {"jsonrpc": "2.0", "method": "x"}
 
     asyncio.run(go())
+
+
+# ------------------------------------------------------------------ the launch window (lifecycle.agent.startup)
+
+
+def _window_run(
+    lines: list[bytes], monkeypatch: pytest.MonkeyPatch, importing_for: float = 5.0
+) -> tuple[Any, threading.Event, list[bool], StdioTransport]:
+    """``_launch_for_next`` with ``lines`` on the wire; the launch (faked) records whether the
+    window was still open while it ran."""
+    open_during_launch: list[bool] = []
+
+    async def fake_launch(config: AgentConfig, params: object) -> None:
+        open_during_launch.append(not window.is_set())
+        await asyncio.sleep(0.01)
+
+    monkeypatch.setattr(startup, "launch_early", fake_launch)
+    window = threading.Event()
+
+    async def go() -> tuple[Any, StdioTransport]:
+        source = _Lines()
+        transport = StdioTransport(source, _Sink())
+        for line in lines:
+            source.queue.put_nowait(line)
+        importing = asyncio.ensure_future(asyncio.sleep(importing_for))
+        try:
+            got = await startup._launch_for_next(transport, importing, AgentConfig(), window)
+        finally:
+            importing.cancel()
+        return got, transport
+
+    got, transport = asyncio.run(go())
+    return got, window, open_during_launch, transport
+
+
+_NEW = b'{"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/p", "mcpServers": []}}\n'
+
+
+def test_the_window_stays_closed_while_claude_code_is_launched(monkeypatch: pytest.MonkeyPatch) -> None:
+    got, window, open_during_launch, _ = _window_run([_NEW], monkeypatch)
+    assert open_during_launch == [True] and window.is_set() and got is None
+
+
+def test_another_message_opens_the_window_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = b'{"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}\n'
+    got, window, open_during_launch, transport = _window_run([line], monkeypatch)
+    assert open_during_launch == [] and window.is_set() and got is None
+
+    async def again() -> Any:
+        return await transport.receive()
+
+    assert asyncio.run(again()) == {"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}
+
+
+def test_no_message_opens_the_window_after_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    started = time.monotonic()
+    got, window, open_during_launch, _ = _window_run([], monkeypatch, importing_for=0.5)
+    assert window.is_set() and got is None and open_during_launch == []
+    assert time.monotonic() - started >= startup.LAUNCH_WINDOW_S
+
+
+def test_the_import_waits_for_the_window_at_most_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    order: list[str] = []
+    monkeypatch.setattr(startup, "warm", lambda: order.append("warm"))
+    monkeypatch.setattr(startup, "import_server", lambda pause_gc: order.append(f"import pause_gc={pause_gc}"))
+    started = time.monotonic()
+    startup._import_agent(threading.Event(), True)  # nobody opens it
+    assert time.monotonic() - started >= startup.LAUNCH_WINDOW_S
+    opened = threading.Event()
+    opened.set()
+    started = time.monotonic()
+    startup._import_agent(opened, False)
+    assert time.monotonic() - started < startup.LAUNCH_WINDOW_S
+    assert order == ["warm", "import pause_gc=True", "warm", "import pause_gc=False"]

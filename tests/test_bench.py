@@ -29,7 +29,11 @@ from lifecycle.ledger import SessionLedger
 from lifecycle.tools import bench
 
 #: Figures that may be missing only while the module they measure does not exist yet.
-OPTIONAL_MODULES = {"replay.": "lifecycle.cli.replay", "explorer.": "lifecycle.tools.explorer"}
+OPTIONAL_MODULES = {
+    "replay.": "lifecycle.cli.replay",
+    "explorer.": "lifecycle.tools.explorer",
+    "imports.agent_sdks": "acp",  # the agent's extras
+}
 #: The full ``lifecycle check`` takes minutes: ``--quick`` measures only its rate.
 NOT_RUN_WITH_QUICK = {"explorer.total_s"}
 
@@ -150,6 +154,9 @@ def test_quick_run_details_describe_the_measured_inputs(quick: tuple[int, dict[s
     total = parts.pop("total")
     assert abs(sum(parts.values()) - total) < 1.0 and "lifecycle.ledger" in parts and "pydantic" in parts
     assert "statemachine" not in parts
+    # The agent's SDK import, both ways, in as many fresh interpreters each (--quick: 3).
+    figures = {f["id"]: f for f in result["figures"]}
+    assert figures["imports.agent_sdks_s"]["repetitions"] == figures["imports.agent_sdks_fast_s"]["repetitions"] == 3
     prof = result["details"]["incident"]["profile"]
     assert set(prof["seconds"]) >= {"machine_creation", "transitions_send", "machine_answers_fire"}
     # The profile starts cold: the questions its lives need were asked of real machines, and only once.

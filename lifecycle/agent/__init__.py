@@ -49,7 +49,8 @@ that result, so nothing of the cancelled turn is attributed to the next one.
 Modules
 -------
 ``config`` (settings, standard library only), ``startup`` (process entry and the fast
-``initialize``: imports no SDK), ``launch`` (a session's Claude Code options, command line and
+``initialize``: imports no SDK), ``imports`` (the SDKs imported at the start, faster, with the
+same models), ``launch`` (a session's Claude Code options, command line and
 environment, and the early launch: imports no SDK), ``adopt`` (the SDK transport that adopts an
 early Claude Code), ``transport`` (the guarded stdio transport), ``server`` (the
 agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude

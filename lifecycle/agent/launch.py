@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import importlib
 import json
 import os
 import uuid
@@ -41,7 +43,7 @@ import structlog
 from .config import AgentConfig, claude_cli
 from .modes import SessionSettings, bypass_allowed
 
-__all__ = ["EarlyCli", "cli_argv", "cli_env", "cli_options", "initial_settings", "launch_early"]
+__all__ = ["EarlyCli", "cli_argv", "cli_env", "cli_options", "initial_settings", "launch_early", "warm"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -241,6 +243,7 @@ async def _stop(process: Any) -> None:
             await asyncio.wait_for(process.wait(), 5)
 
 
+@functools.cache
 def _sdk_version() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -248,6 +251,23 @@ def _sdk_version() -> str | None:
         return version("claude-agent-sdk")
     except PackageNotFoundError:
         return None
+
+
+def warm() -> None:
+    """Import what :func:`launch_early` runs and read the Claude SDK's version, so the launch
+    itself imports nothing (``lifecycle.agent.imports`` does this first, off the event loop: a
+    launch importing modules while the SDKs are imported waits for the interpreter lock at every
+    file it opens)."""
+    import shutil  # noqa: F401  (claude_cli)
+    import subprocess  # noqa: F401
+    from importlib.util import find_spec  # noqa: F401  (claude_cli)
+
+    import anyio  # noqa: F401
+
+    # anyio loads its event-loop backend when a process is first opened; load it now.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("anyio._backends._asyncio")
+    _sdk_version()
 
 
 async def launch_early(

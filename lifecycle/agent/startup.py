@@ -3,14 +3,21 @@
 
 An editor spawns the agent for every new chat and waits for the ``initialize`` answer, but the
 ACP SDK (hundreds of pydantic models) and the Claude SDK (with ``mcp``) take about a second to
-import. So this module imports neither: :func:`serve` reads the first message through
+import the ordinary way (half that the way :mod:`lifecycle.agent.imports` does it). So this
+module imports neither: :func:`serve` reads the first message through
 :class:`lifecycle.agent.transport.StdioTransport` and, when it is an ``initialize`` request of the
 usual shape, answers it from the raw JSON (:func:`initialize_result`: exactly what
 :meth:`lifecycle.agent.server.ClaudeAcpAgent.initialize` answers). Meanwhile, from the process's
-start, a thread imports :mod:`lifecycle.agent.server` (the SDKs, the agent); once both are done
-the connection is handed to the ACP SDK for every later message, with the negotiated state given
-to the agent. Any other first message,
-or an ``initialize`` this module does not recognise as ordinary, goes to the SDK unchanged.
+start, a thread imports :mod:`lifecycle.agent.server` (the SDKs and the agent, the fast way of
+:mod:`lifecycle.agent.imports`); once both are done the connection is handed to the ACP SDK for
+every later message, with the negotiated state given to the agent. Any other first message, or
+an ``initialize`` this module does not recognise as ordinary, goes to the SDK unchanged.
+
+The message after ``initialize`` is read while the SDKs are imported; a ``session/new`` launches
+its Claude Code at once (:mod:`lifecycle.agent.launch`). The import thread first imports what that
+launch runs, then waits (at most :data:`LAUNCH_WINDOW_S`) until the launch is done or no launch
+comes: a launch beside the import would wait for the interpreter lock at every step of opening a
+process and its pipes.
 
 The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
 is read: the SDK's model drops keys it does not know.
@@ -21,10 +28,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import importlib
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any, Final
 
@@ -35,7 +42,8 @@ from ..log import configure_logging
 from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
 from ..redaction import redact
 from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
-from .launch import EarlyCli, launch_early
+from .imports import import_server
+from .launch import EarlyCli, launch_early, warm
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -182,13 +190,17 @@ async def _answer_initialize(transport: StdioTransport) -> ClientState | None:
     return ClientState(False, False)
 
 
-async def serve(config: AgentConfig, input_stream: Any = None, output_stream: Any = None) -> None:
+async def serve(
+    config: AgentConfig, input_stream: Any = None, output_stream: Any = None, *, pause_gc: bool = False
+) -> None:
     """Run the agent until the client disconnects (stdio by default), then close every runtime.
 
     ``input_stream`` / ``output_stream`` (the SDK's convention: the ``asyncio.StreamWriter`` to
     the client and the ``asyncio.StreamReader`` from it) replace stdio; either way the client is
     read and written through :class:`lifecycle.agent.transport.StdioTransport`. The first
     ``initialize`` is answered before the SDKs are imported (see the module's docstring).
+    ``pause_gc`` (the process's entry, :func:`cli_main`, which owns the process): no cyclic garbage
+    collection during that import (:func:`lifecycle.agent.imports.import_server`).
     """
     if input_stream is None and output_stream is None:
         source, sink = await open_stdio()
@@ -206,14 +218,19 @@ async def serve(config: AgentConfig, input_stream: Any = None, output_stream: An
     log.info("agent.start", version=__version__)
     # The SDKs and the agent, imported off the event loop from the start (the first session/new
     # waits for them, the initialize answer does not).
-    importing = asyncio.ensure_future(asyncio.to_thread(importlib.import_module, "lifecycle.agent.server"))
+    window = threading.Event()
+    if not config.start_early:
+        window.set()
+    importing = asyncio.ensure_future(asyncio.to_thread(_import_agent, window, pause_gc))
     early: EarlyCli | None = None
     try:
         state = await _answer_initialize(transport)
         if state is not None and config.start_early and not importing.done():
-            early = await _launch_for_next(transport, importing, config)
+            early = await _launch_for_next(transport, importing, config, window)
+        window.set()
         server = await importing
     except BaseException:
+        window.set()
         if early is not None:
             await early.close()
         raise
@@ -222,24 +239,46 @@ async def serve(config: AgentConfig, input_stream: Any = None, output_stream: An
     await server.run(config, transport, state, early)
 
 
+#: How long the SDK import waits, after importing what a launch runs, for the early launch of a
+#: ``session/new`` read right after ``initialize`` (the launch opens a process and its pipes; beside
+#: the import it would wait for the interpreter lock at each step: measured 0.25 s instead of 0.03 s).
+LAUNCH_WINDOW_S: Final = 0.1
+
+
+def _import_agent(window: threading.Event, pause_gc: bool) -> Any:
+    """The import thread: what an early launch runs, then (once the launch window closes) the SDKs
+    and the agent."""
+    warm()
+    window.wait(LAUNCH_WINDOW_S)
+    return import_server(pause_gc=pause_gc)
+
+
 async def _launch_for_next(
-    transport: StdioTransport, importing: asyncio.Future[Any], config: AgentConfig
+    transport: StdioTransport, importing: asyncio.Future[Any], config: AgentConfig, window: threading.Event
 ) -> EarlyCli | None:
     """Read the next message while the SDKs are imported; a ``session/new`` launches its Claude Code
     now (:mod:`lifecycle.agent.launch`). The message goes to the SDK either way: given back, or,
-    when the imports finish first, still being read (the SDK's first read takes it)."""
+    when the imports finish first, still being read (the SDK's first read takes it). ``window`` is
+    set once nothing is launched in it (no message within :data:`LAUNCH_WINDOW_S`, or one that
+    launches nothing) or the launch is done."""
     reading = asyncio.ensure_future(transport.receive())
-    await asyncio.wait({reading, importing}, return_when=asyncio.FIRST_COMPLETED)
-    if not reading.done():
-        transport.unread_later(reading)
-        return None
-    message = reading.result()
-    if message is None:
-        return None
-    transport.unread(message)
-    if message.get("method") != "session/new" or "id" not in message:
-        return None
-    return await launch_early(config, message.get("params"))
+    try:
+        await asyncio.wait({reading}, timeout=LAUNCH_WINDOW_S)
+        if not reading.done():
+            window.set()
+            await asyncio.wait({reading, importing}, return_when=asyncio.FIRST_COMPLETED)
+        if not reading.done():
+            transport.unread_later(reading)
+            return None
+        message = reading.result()
+        if message is None:
+            return None
+        transport.unread(message)
+        if message.get("method") != "session/new" or "id" not in message:
+            return None
+        return await launch_early(config, message.get("params"))
+    finally:
+        window.set()
 
 
 # ------------------------------------------------------------------ logging
@@ -296,7 +335,7 @@ def cli_main(argv: list[str]) -> int:
     root.handlers[:] = [_StdlibToStructlog()]
     root.setLevel(max(level, logging.WARNING))
     try:
-        asyncio.run(serve(config_from_args(args)))
+        asyncio.run(serve(config_from_args(args), pause_gc=True))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 0
     return 0

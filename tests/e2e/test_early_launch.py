@@ -39,6 +39,10 @@ def test_the_first_session_runs_on_the_claude_code_launched_for_it(tmp_path: Pat
         async with agent(tmp_path, Script(text_reply("Hello from the early one.")), select("reject")) as run:
             (launched,) = events(run.workspace, "runtime.early_launch")
             assert launched["session_id"] == run.sid  # the agent gave the session its id
+            # The SDKs were imported the fast way (lifecycle.agent.imports) in the real process.
+            (imported,) = events(run.workspace, "agent.imported")
+            assert imported["docstrings_one_pass"] > 250 and imported["models_deferred"] > 400
+            assert imported["gc_paused"] is True
             response = await run.prompt("hello")
             assert response.stop_reason == "end_turn"
             assert run.texts() == ["Hello from the early one."]

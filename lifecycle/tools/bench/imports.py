@@ -15,6 +15,14 @@ children run without ``PYTHONDONTWRITEBYTECODE``). Figures:
   warning published through a :class:`~lifecycle.ledger.SessionLedger`: what the deferred imports
   (the machines, python-statemachine, the record's schema) add before the first record.
 
+* ``imports.agent_sdks_s`` / ``imports.agent_sdks_fast_s``: after ``import lifecycle.agent.startup``
+  (what the agent's entry has loaded when its import thread starts), ``lifecycle.agent.server`` (the
+  ACP SDK, the Claude SDK with ``mcp``, the agent) imported the ordinary way, and the way the
+  agent's entry imports it (:func:`lifecycle.agent.imports.import_server` with the collector
+  paused); ``imports.agent_sdks_fast_ratio`` is the second over the first, per pair of children.
+  Fewer children (the imports take a second); unavailable without the ``acp`` and ``claude``
+  extras.
+
 ``details.imports.breakdown_ms`` is one ``python -X importtime -c "import lifecycle"`` child, read
 back as self time per module of the package and per other top-level package (:func:`breakdown`).
 """
@@ -28,7 +36,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .config import BenchConfig, Say, SectionResult, child_env, measured
+from .config import BenchConfig, Figure, Say, SectionResult, child_env, measured, unavailable
 
 __all__ = ["bench_imports"]
 
@@ -48,6 +56,14 @@ elapsed = time.perf_counter() - t0
 assert [m.record.severity.value for m in sent if m.record is not None] == ["warning"], sent
 print(elapsed)
 """
+_AGENT = (
+    "import time\nimport lifecycle.agent.startup\nt0 = time.perf_counter()\n"
+    "import lifecycle.agent.server\nprint(time.perf_counter() - t0)\n"
+)
+_AGENT_FAST = (
+    "import time\nimport lifecycle.agent.startup\nfrom lifecycle.agent.imports import import_server\n"
+    "t0 = time.perf_counter()\nimport_server(pause_gc=True)\nprint(time.perf_counter() - t0)\n"
+)
 #: Seconds one child may take before the figure counts as failed.
 CHILD_TIMEOUT = 60.0
 
@@ -130,6 +146,7 @@ def bench_imports(cfg: BenchConfig, say: Say) -> SectionResult:
             for name, code in codes.items():
                 runs[name].append(_seconds(code, cwd))
         parts = breakdown(cwd)
+        agent = _agent_figures(cfg, cwd, say)
     ratio = [c / p for c, p in zip(runs["core"], runs["pydantic"], strict=True)]
     details: dict[str, Any] = {
         "children_per_figure": children,
@@ -165,5 +182,38 @@ def bench_imports(cfg: BenchConfig, say: Say) -> SectionResult:
             "s",
             runs["first_use"],
         ),
+        *agent,
     ]
     return figures, details
+
+
+_AGENT_LABELS = {
+    "imports.agent_sdks_s": "lifecycle.agent.server (ACP SDK, Claude SDK, mcp, the agent) imported the ordinary way",
+    "imports.agent_sdks_fast_s": "the same, the way the agent's entry imports it (lifecycle.agent.imports)",
+    "imports.agent_sdks_fast_ratio": "the agent's entry's import of its SDKs / the ordinary import, per pair",
+}
+
+
+def _agent_figures(cfg: BenchConfig, cwd: Path, say: Say) -> list[Figure]:
+    """The agent's SDK import both ways (see the module's docstring)."""
+    try:
+        _seconds(_AGENT, cwd, write_bytecode=True)  # warm-up, and: are the extras installed?
+        _seconds(_AGENT_FAST, cwd, write_bytecode=True)
+    except RuntimeError as exc:
+        reason = f"the agent's SDKs could not be imported ({exc})"
+        return [
+            unavailable(k, label, "ratio" if k.endswith("ratio") else "s", reason) for k, label in _AGENT_LABELS.items()
+        ]
+    children = 3 if cfg.quick else 7
+    say(f"imports: the agent's SDKs, {children} fresh interpreters each way, interleaved")
+    plain: list[float] = []
+    fast: list[float] = []
+    for _ in range(children):
+        plain.append(_seconds(_AGENT, cwd))
+        fast.append(_seconds(_AGENT_FAST, cwd))
+    labels = list(_AGENT_LABELS.items())
+    return [
+        measured(labels[0][0], labels[0][1], "s", plain),
+        measured(labels[1][0], labels[1][1], "s", fast),
+        measured(labels[2][0], labels[2][1], "ratio", [f / p for f, p in zip(fast, plain, strict=True)]),
+    ]
