@@ -8,6 +8,7 @@ every model's JSON Schema, and what a model validates and dumps.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -280,6 +281,34 @@ def test_a_listed_modules_models_are_built_at_first_use(tmp_path: Path, monkeypa
     assert deferred_models.Lazy.__pydantic_complete__
     with pytest.raises(ValidationError):
         deferred_models.Lazy(n="three")
+
+
+def test_deferred_models_are_built_later_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "deferred_later.py").write_text(_DEFERRED + "\n\nclass Other(BaseModel):\n    m: str\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with imports.deferred_builds(frozenset({"deferred_later"})) as hook:
+        import deferred_later  # type: ignore[import-not-found]
+
+    assert hook is not None and hook.deferred == 2
+    turns: list[int] = []
+
+    async def go() -> int:
+        async def count() -> None:  # another task: it gets a turn between two builds
+            while True:
+                turns.append(sum(m.__pydantic_complete__ for m in (deferred_later.Lazy, deferred_later.Other)))
+                await asyncio.sleep(0)
+
+        counting = asyncio.ensure_future(count())
+        await asyncio.sleep(0)
+        try:
+            return await imports.build_deferred(frozenset({"deferred_later", "not_imported_here"}))
+        finally:
+            counting.cancel()
+
+    assert asyncio.run(go()) == 2
+    assert deferred_later.Lazy.__pydantic_complete__ and deferred_later.Other.__pydantic_complete__
+    assert 1 in turns  # the other task ran after the first build, before the second
+    assert asyncio.run(imports.build_deferred(frozenset({"deferred_later"}))) == 0  # nothing left
 
 
 # ------------------------------------------------------------------ the garbage collector

@@ -14,7 +14,8 @@ Rules
   pydantic's own extraction.
 * Only models of :data:`DEFERRED_MODULES` are deferred (pydantic's ``defer_build``: the validator
   and serialiser are built when the model is first used), and not one whose own config says
-  otherwise.
+  otherwise. The ACP SDK's are built after the agent's first prompt is answered, on the event
+  loop, one at a time (:func:`build_deferred`).
 * The hooks are in place only while :func:`import_server` imports, and removed after it, whatever
   happened; the hook points are module state of pydantic, so two imports at once in one process
   must not overlap (the agent's entry makes one). Without a hook point (another pydantic), the
@@ -34,8 +35,10 @@ the Claude SDK (docs/performance.md). Three costs of that import are not the mod
   the same statement. (One parse of the whole module would hold the interpreter lock for tens of
   milliseconds at once, while the event loop launches Claude Code.)
 * Building a model's validator and serialiser (pydantic-core) for each of ``acp.schema``'s and
-  ``mcp.types``' models, most of which a session never uses (``mcp.types`` is imported by the
-  Claude SDK for in-process MCP servers, which this agent does not run).
+  ``mcp.types``' models before the first prompt, which uses a dozen of them (``mcp.types`` is
+  imported by the Claude SDK for in-process MCP servers, which this agent does not run). The
+  rest of the ACP SDK's are built once the first prompt is answered, so a later turn's first
+  permission question (about 20 ms of builds) does not pay for them.
 * The cyclic garbage collector walking the growing heap during the import; after it, what was
   imported is moved to the permanent generation (``gc.freeze``), so later collections skip it.
 
@@ -48,6 +51,7 @@ each calls the original for everything else.
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import gc
 import importlib
@@ -62,7 +66,8 @@ from typing import Any, Final
 import structlog
 
 __all__ = [
-    "DEFERRED_MODULES", "ONE_PASS_MODULES", "SERVER_MODULE", "deferred_builds", "import_server", "one_pass_docstrings",
+    "BUILT_LATER", "DEFERRED_MODULES", "ONE_PASS_MODULES", "SERVER_MODULE", "build_deferred", "deferred_builds",
+    "import_server", "one_pass_docstrings",
 ]  # fmt: skip
 
 log = structlog.get_logger("lifecycle.agent")
@@ -74,6 +79,10 @@ ONE_PASS_MODULES: Final = frozenset({"acp.schema"})
 #: The modules whose models are built at their first use (the ACP SDK's schema; MCP's types,
 #: which the Claude SDK imports).
 DEFERRED_MODULES: Final = frozenset({"acp.schema", "mcp.types"})
+
+#: The deferred modules whose models :func:`build_deferred` builds after the first prompt (the
+#: ACP SDK's: a session's later requests use them; MCP's types stay unbuilt).
+BUILT_LATER: Final = frozenset({"acp.schema"})
 
 #: What the agent's entry imports in the background (the SDKs and the agent).
 SERVER_MODULE: Final = "lifecycle.agent.server"
@@ -234,6 +243,38 @@ def deferred_builds(modules: frozenset[str] = DEFERRED_MODULES) -> Iterator[_Def
         yield hook
     finally:
         wrapper.for_model = raw
+
+
+async def build_deferred(modules: frozenset[str] = BUILT_LATER) -> int:
+    """Build the models of ``modules`` that are still deferred, one per turn of the event loop (a
+    request that arrives meanwhile waits for one model's build at most); the number built.
+
+    The agent calls it once its first prompt is answered: the models a later turn needs (a
+    permission question's) are then ready before it, and the first prompt did not wait for them. A
+    model that cannot be built yet is left to its first use, as pydantic leaves it."""
+    started, built = time.perf_counter(), 0
+    for module_name in sorted(modules):
+        module = sys.modules.get(module_name)
+        for value in list(vars(module).values()) if module is not None else []:
+            rebuild = _rebuild_if_deferred(value, module_name)
+            if rebuild is not None:
+                with contextlib.suppress(Exception):
+                    rebuild()
+                    built += 1
+                await asyncio.sleep(0)
+    # Wall time from the first build to the last, the other tasks' turns in between included.
+    log.info("agent.models_built", built=built, seconds=round(time.perf_counter() - started, 3))
+    return built
+
+
+def _rebuild_if_deferred(value: object, module_name: str) -> Callable[[], object] | None:
+    """``value.model_rebuild`` when ``value`` is a model class of ``module_name`` not built yet."""
+    if not isinstance(value, type) or value.__module__ != module_name:
+        return None
+    if getattr(value, "__pydantic_complete__", True) is not False:
+        return None
+    rebuild = getattr(value, "model_rebuild", None)
+    return rebuild if callable(rebuild) else None
 
 
 def import_server(*, pause_gc: bool = False) -> ModuleType:

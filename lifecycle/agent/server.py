@@ -42,6 +42,7 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .imports import build_deferred
 from .launch import EarlyCli, cli_options, initial_settings
 from .mcp import McpServers
 from .modes import MODE_CONFIG_ID, SettingsError
@@ -126,6 +127,7 @@ class ClaudeAcpAgent:
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
         self._server_info: dict[str, Any] | None = None  # the last models/commands Claude Code reported
         self._early: EarlyCli | None = None  # Claude Code launched before the agent existed
+        self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._early_open = False  # ... and no session has taken or refused it yet
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
 
@@ -437,7 +439,10 @@ class ClaudeAcpAgent:
         except PromptRefused as refused:
             # The reference's words: "Invalid params: Content blocks of type audio are not supported".
             raise RequestError(-32602, f"Invalid params: {refused.message}", refused.data) from None
-        return await session.run_prompt(content)
+        response = await session.run_prompt(content)
+        if self._building is None:
+            self._building = asyncio.ensure_future(build_deferred())
+        return response
 
     @_guarded
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -453,6 +458,8 @@ class ClaudeAcpAgent:
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
         if self._early is not None:
             await self._early.close()  # one no runtime took
+        if self._building is not None:
+            self._building.cancel()
 
 
 _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")

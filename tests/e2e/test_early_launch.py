@@ -12,6 +12,7 @@ CLI against the fake Anthropic API.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -50,6 +51,12 @@ def test_the_first_session_runs_on_the_claude_code_launched_for_it(tmp_path: Pat
             assert adopted["pid"] == launched["pid"] == session_cli_pid(run.workspace.config_dir, run.sid)
             assert events(run.workspace, "runtime.early_discarded") == []
             assert len(run.api.message_requests) == 1
+            # The ACP models deferred at the import are built once the first prompt is answered.
+            deadline = time.monotonic() + 20
+            while not events(run.workspace, "agent.models_built") and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            (built,) = events(run.workspace, "agent.models_built")
+            assert built["built"] > 200
 
     run_async(go())
 
