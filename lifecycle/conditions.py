@@ -146,6 +146,15 @@ _ROWS: tuple[Condition, ...] = (
     _row("api_retry_no_response", "`api_retry` with `error_status: null`", _C, (), _ATTEMPT, _W),
     _row("model_fallback", "`model_fallback` notice", _U, (), Recovery.NEVER, _W, note="`:notice:` namespace"),
     _row(
+        "mcp_server_not_started",
+        "a client's MCP server Claude Code did not start",
+        _U,
+        (),
+        Recovery.NEVER,
+        _W,
+        note="adapter-observed (`init` `mcp_servers`); `:notice:` namespace",
+    ),
+    _row(
         "model_refusal_fallback",
         "`model_refusal_fallback` notice",
         _U,

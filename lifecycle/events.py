@@ -23,6 +23,7 @@ __all__ = [
     "HistoryLoaded",
     "Informational",
     "InternalError",
+    "McpServerNotStarted",
     "ModelFallback",
     "ModelRefusalFallback",
     "ModelRefusalNoFallback",
@@ -97,6 +98,15 @@ class Result:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelFallback:
     """``system``/``model_fallback``: ``content`` is the exact user-facing notice."""
+
+    content: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerNotStarted:
+    """A client's MCP server that Claude Code did not start (``init``'s ``mcp_servers``: ``failed``
+    or ``needs-auth``), observed by the adapter; ``content`` is the notice it shows (the title, then
+    a sentence). Not part of a turn: the turn runs on without the server's tools."""
 
     content: str
 
@@ -229,6 +239,7 @@ Event = (
     | Assistant
     | Result
     | ModelFallback
+    | McpServerNotStarted
     | ModelRefusalFallback
     | ModelRefusalNoFallback
     | Informational

@@ -64,6 +64,7 @@ from .events import (
     HistoryLoaded,
     Informational,
     InternalError,
+    McpServerNotStarted,
     ModelFallback,
     ModelRefusalFallback,
     ModelRefusalNoFallback,
@@ -496,12 +497,13 @@ class SessionLedger:
             else:
                 self._unknown_effect(effect, event)
 
-    def _on_model_fallback(self, ev: ModelFallback) -> None:
+    def _on_notice_record(self, ev: ModelFallback | McpServerNotStarted) -> None:
+        key = "model_fallback" if isinstance(ev, ModelFallback) else "mcp_server_not_started"
         if not self._negotiated:
-            self._note("model_fallback_legacy_not_shown")
+            self._note(f"{key}_legacy_not_shown")
             return
-        title, details = present(ev.content, "model_fallback")
-        self._publish_notice(CONDITIONS["model_fallback"], title, details)
+        title, details = present(ev.content, key)
+        self._publish_notice(CONDITIONS[key], title, details)
 
     def _on_refusal_fallback(self, ev: ModelRefusalFallback) -> None:
         summary, explanation = refusal_fallback_texts(
@@ -876,7 +878,8 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     ApiRetry: SessionLedger._on_api_retry,
     Assistant: SessionLedger._on_assistant,
     Result: SessionLedger._on_result,
-    ModelFallback: SessionLedger._on_model_fallback,
+    ModelFallback: SessionLedger._on_notice_record,
+    McpServerNotStarted: SessionLedger._on_notice_record,
     ModelRefusalFallback: SessionLedger._on_refusal_fallback,
     ModelRefusalNoFallback: SessionLedger._on_refusal_no_fallback,
     Informational: SessionLedger._on_informational,

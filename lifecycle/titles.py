@@ -64,6 +64,7 @@ FALLBACK_TITLES: Mapping[str, str] = MappingProxyType(
         "internal_error": "The adapter hit an internal error. Try again.",
         "error_result": "Claude Code reported an error without a message. Try again.",
         "model_fallback": "Claude switched to a fallback model.",
+        "mcp_server_not_started": "An MCP server did not start; its tools are unavailable in this session.",
     }
 )
 

@@ -17,7 +17,7 @@ from test_agent_prompt import recording_agent
 
 from lifecycle import read_record
 from lifecycle.agent.mcp import MCP_CAPABILITIES, McpServers, mcp_capabilities, mcp_config
-from lifecycle.events import Informational, ModelFallback
+from lifecycle.events import Informational, McpServerNotStarted
 
 
 def test_the_advertised_mcp_capabilities_are_http_and_sse() -> None:
@@ -102,8 +102,8 @@ def test_a_notices_client_gets_acp_notices_through_the_ledgers_notice_lane() -> 
 def test_a_capable_client_gets_notice_records() -> None:
     mcp = McpServers(CLIENT_SERVERS, negotiated=True)
     assert mcp.startup_notices(STATUSES) == [
-        ModelFallback(content='MCP server "broken" failed to start. Its tools are unavailable in this session.'),
-        ModelFallback(content=f'MCP server "oauth" needs authentication. {AUTH_TEXT}'),
+        McpServerNotStarted(content='MCP server "broken" failed to start. Its tools are unavailable in this session.'),
+        McpServerNotStarted(content=f'MCP server "oauth" needs authentication. {AUTH_TEXT}'),
     ]
 
 

@@ -50,6 +50,22 @@ def test_the_model_fallback_notice_is_an_unknown_warning() -> None:
     assert (row.category, row.severity, row.recovery) == (Category.UNKNOWN, Severity.WARNING, Recovery.NEVER)
 
 
+def test_an_mcp_server_that_did_not_start_is_an_unknown_warning_notice() -> None:
+    # Issue 20, item 4 and docs/parity: a capable client gets a notice record (`unknown`, warning,
+    # no actions), not an incident of the turn; nothing but a new runtime could change it.
+    row = CONDITIONS["mcp_server_not_started"]
+    assert (row.category, row.severity, row.actions, row.recovery) == (
+        Category.UNKNOWN,
+        Severity.WARNING,
+        (),
+        Recovery.NEVER,
+    )
+    assert "| `mcp_server_not_started` | a client's MCP server Claude Code did not start | `unknown` | `warning` "\
+           "| none | `never` | -32603 | adapter-observed (`init` `mcp_servers`); `:notice:` namespace |" in (
+        render_conditions_markdown().split("\n")
+    )
+
+
 # "Current Claude policies" -> actions.
 @pytest.mark.parametrize(
     ("key", "actions"),
@@ -362,6 +378,7 @@ def test_every_row_written_out() -> None:
         "api_retry": ("service", W, [], "confirmed_attempt"),
         "api_retry_no_response": ("connection", W, [], "confirmed_attempt"),
         "model_fallback": ("unknown", W, [], "never"),
+        "mcp_server_not_started": ("unknown", W, [], "never"),
         "model_refusal_fallback": ("unknown", W, [], "never"),
     }
 

@@ -20,6 +20,7 @@ from lifecycle import (
     HistoryLoaded,
     InternalError,
     LocalProtocolError,
+    McpServerNotStarted,
     ModelFallback,
     PendingDeliveryError,
     PermissionAnswered,
@@ -1148,6 +1149,30 @@ def test_model_fallback_notices_exactly() -> None:
     ]
     got = wire(s, PromptStarted(turn_id="t1"), answer("hi"), ModelFallback(content=long))
     assert got[-1] == info(rec("s1:notice:ep:3", 1, "unknown", "warning", title, [], details=long))
+
+
+def test_an_mcp_server_that_did_not_start_is_a_notice_record_of_its_own() -> None:
+    # Issue 20, item 4: a capable client is shown it as a notice record; it is not an incident of
+    # the turn (the turn ends as it would have), and only a legacy client's note names it.
+    text = 'MCP server "broken" failed to start. Its tools are unavailable in this session.'
+    s = Session(epoch="ep")
+    got = wire(s, PromptStarted(turn_id="t1"), McpServerNotStarted(content=text), answer("hi"), OK)
+    assert got == [
+        info(rec("s1:notice:ep:1", 1, "unknown", "warning", text, [])),
+        agent_text("hi"),
+        settled("t1", "end_turn"),
+    ]
+    assert wire(s, McpServerNotStarted(content=" ")) == [
+        info(
+            rec(
+                "s1:notice:ep:2", 1, "unknown", "warning",
+                "An MCP server did not start; its tools are unavailable in this session.", [],
+            )
+        )
+    ]  # fmt: skip
+    legacy = Session(negotiated=False)
+    assert wire(legacy, McpServerNotStarted(content=text)) == []
+    assert legacy.observed.notes == [("mcp_server_not_started_legacy_not_shown", {"session_id": "s1"})]
 
 
 def present_title(long: str) -> str:

@@ -149,9 +149,14 @@ def test_every_fallback_title_written_out() -> None:
         "internal_error": "The adapter hit an internal error. Try again.",
         "error_result": "Claude Code reported an error without a message. Try again.",
         "model_fallback": "Claude switched to a fallback model.",
+        "mcp_server_not_started": "An MCP server did not start; its tools are unavailable in this session.",
     }
     assert present("", "internal_error") == ("The adapter hit an internal error. Try again.", None)
     assert present("\n", "model_fallback") == ("Claude switched to a fallback model.", None)
+    assert present(" ", "mcp_server_not_started") == (
+        "An MCP server did not start; its tools are unavailable in this session.",
+        None,
+    )
 
 
 def test_titles_are_redacted() -> None:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import structlog
 
-from ..events import Event, Informational, ModelFallback
+from ..events import Event, Informational, McpServerNotStarted
 from .config import MCP_CAPABILITIES
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class McpServers:
             return Informational(content=f"{title}\n{description}", level="warning" if status == "failed" else "notice")
         if self.negotiated:
             # The ledger's notice-record lane (an advisory: no action, never recovered by success).
-            return ModelFallback(content=f"{title}. {description}")
+            return McpServerNotStarted(content=f"{title}. {description}")
         return {
             "sessionUpdate": "agent_message_chunk",
             "content": {"type": "text", "text": f"**{title}:** {description}"},
