@@ -185,8 +185,8 @@ def _visitor() -> Any:
 
 @contextlib.contextmanager
 def one_pass_docstrings(modules: frozenset[str] = ONE_PASS_MODULES) -> Iterator[_OnePass | None]:
-    """While in the block, models of ``modules`` get their field docstrings from one parse of
-    their module; yields the hook (None when this pydantic has no hook point)."""
+    """While in the block, models of ``modules`` get their field docstrings from one read of
+    their module's source; yields the hook (None when this pydantic has no hook point)."""
     try:
         fields: ModuleType | None = importlib.import_module(_HOOK_MODULE)
     except ImportError:

@@ -255,17 +255,17 @@ def _sdk_version() -> str | None:
 
 def warm() -> None:
     """Import what :func:`launch_early` runs and read the Claude SDK's version, so the launch
-    itself imports nothing (``lifecycle.agent.imports`` does this first, off the event loop: a
-    launch importing modules while the SDKs are imported waits for the interpreter lock at every
-    file it opens)."""
+    itself imports nothing (the agent's import thread calls this first, :mod:`lifecycle.agent.startup`:
+    a launch importing modules while the SDKs are imported waits for the interpreter lock at every
+    file it opens). Whatever is missing is left to the import that needs it, and its error."""
     import shutil  # noqa: F401  (claude_cli)
     import subprocess  # noqa: F401
     from importlib.util import find_spec  # noqa: F401  (claude_cli)
 
-    import anyio  # noqa: F401
-
-    # anyio loads its event-loop backend when a process is first opened; load it now.
     with contextlib.suppress(ImportError):
+        import anyio  # noqa: F401
+
+        # anyio loads its event-loop backend when a process is first opened; load it now.
         importlib.import_module("anyio._backends._asyncio")
     _sdk_version()
 

@@ -127,8 +127,8 @@ class ClaudeAcpAgent:
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
         self._server_info: dict[str, Any] | None = None  # the last models/commands Claude Code reported
         self._early: EarlyCli | None = None  # Claude Code launched before the agent existed
-        self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._early_open = False  # ... and no session has taken or refused it yet
+        self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
 
     def on_connect(self, conn: Any) -> None:
