@@ -31,7 +31,6 @@ from lifecycle import (
     ClientProjection,
     InternalError,
     LocalProtocolError,
-    McpServerNotStarted,
     ModelFallback,
     PermissionAnswered,
     PermissionAsked,
@@ -488,28 +487,6 @@ class AdapterSession(RuleBasedStateMachine):
             rec = out.record
             if ok and rec is not None and rec.id in shown:
                 assert shown[rec.id] == (rec.title, rec.details), (rec.id, shown[rec.id], rec.title)
-
-    @rule(server=st.sampled_from(("docs", "tracker")), secret=st.sampled_from(("", *SECRETS)))
-    def an_mcp_server_of_the_client_did_not_start(self, server: str, secret: str) -> None:
-        """Issue 20 item 4: a notice, never an incident of the turn: the turn's state is what it
-        was, every notice before it stays active, and a capable client sees one more warning."""
-        self._settling(False)
-        turn = self.ledger.turn
-        notices = {a.id for a in self.ledger.active if a.state == "noticed"}
-        untracked = self.ledger.untracked_notices
-        content = f'MCP server "{server}" failed to start. Its tools are unavailable {secret}'.strip()
-        self.feed("an_mcp_server_of_the_client_did_not_start", McpServerNotStarted(content=content))
-        assert self.ledger.turn == turn
-        gone = notices - {a.id for a in self.ledger.active}
-        assert len(gone) == self.ledger.untracked_notices - untracked
-        records = [out.record for out, _ in self.sent if out.record is not None]
-        if self.negotiated:
-            assert [(r.category.value, r.severity.value, list(r.actions)) for r in records] == [
-                ("unknown", "warning", [])
-            ]
-            assert ":notice:" in records[0].id
-        else:
-            assert self.sent == []
 
     @precondition(lambda self: self.running)
     @rule()
