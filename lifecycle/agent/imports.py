@@ -90,6 +90,7 @@ SERVER_MODULE: Final = "lifecycle.agent.server"
 _HOOK_MODULE: Final = "pydantic._internal._fields"
 _HOOK_NAME: Final = "extract_docstrings_from_cls"
 _CONFIG_MODULE: Final = "pydantic._internal._config"
+_VISITOR_MODULE: Final = "pydantic._internal._docs_extraction"
 
 _Extract = Callable[..., dict[str, str]]
 
@@ -140,8 +141,9 @@ class _Source:
 class _OnePass:
     """The hook: answers the classes of the one-pass modules from one read of each."""
 
-    def __init__(self, original: _Extract, modules: frozenset[str]) -> None:
+    def __init__(self, original: _Extract, visitor: Callable[[], Any], modules: frozenset[str]) -> None:
         self.original = original
+        self.visitor = visitor  # pydantic's own DocstringVisitor: its rules of what a field's docstring is
         self.modules = modules
         self.sources: dict[str, _Source | None] = {}
         self.answered = 0
@@ -165,22 +167,13 @@ class _OnePass:
         if isinstance(module_name, str) and module_name in self.modules and cls.__qualname__ == cls.__name__:
             source = self._source(module_name)
             node = source.block(cls.__name__) if source is not None else None
-            visitor = _visitor()
-            if node is not None and visitor is not None:
+            if node is not None:
+                visitor = self.visitor()
                 visitor.generic_visit(node)
                 self.answered += 1
                 attrs: dict[str, str] = visitor.attrs
                 return attrs
         return self.original(cls, use_inspect=use_inspect)
-
-
-def _visitor() -> Any:
-    """pydantic's own visitor (so the rules of what counts as a field's docstring are its own)."""
-    try:
-        from pydantic._internal._docs_extraction import DocstringVisitor
-    except ImportError:
-        return None
-    return DocstringVisitor()
 
 
 @contextlib.contextmanager
@@ -189,13 +182,14 @@ def one_pass_docstrings(modules: frozenset[str] = ONE_PASS_MODULES) -> Iterator[
     their module's source; yields the hook (None when this pydantic has no hook point)."""
     try:
         fields: ModuleType | None = importlib.import_module(_HOOK_MODULE)
-    except ImportError:
-        fields = None
+        visitor: Any = importlib.import_module(_VISITOR_MODULE).DocstringVisitor
+    except (ImportError, AttributeError):
+        fields = visitor = None
     original = getattr(fields, _HOOK_NAME, None)
-    if fields is None or not callable(original) or _visitor() is None:
+    if fields is None or not callable(original) or not callable(visitor):
         yield None
         return
-    hook = _OnePass(original, modules)
+    hook = _OnePass(original, visitor, modules)
     setattr(fields, _HOOK_NAME, hook)
     try:
         yield hook

@@ -211,9 +211,11 @@ def _agent_figures(cfg: BenchConfig, cwd: Path, say: Say) -> list[Figure]:
     for _ in range(children):
         plain.append(_seconds(_AGENT, cwd))
         fast.append(_seconds(_AGENT_FAST, cwd))
-    labels = list(_AGENT_LABELS.items())
+    samples = {
+        "imports.agent_sdks_s": plain,
+        "imports.agent_sdks_fast_s": fast,
+        "imports.agent_sdks_fast_ratio": [f / p for f, p in zip(fast, plain, strict=True)],
+    }
     return [
-        measured(labels[0][0], labels[0][1], "s", plain),
-        measured(labels[1][0], labels[1][1], "s", fast),
-        measured(labels[2][0], labels[2][1], "ratio", [f / p for f, p in zip(fast, plain, strict=True)]),
+        measured(k, label, "ratio" if k.endswith("ratio") else "s", samples[k]) for k, label in _AGENT_LABELS.items()
     ]
