@@ -10,17 +10,35 @@
 Recognition therefore works from ``message.model == "<synthetic>"`` plus the SDK's stable
 usage-limit prefixes alone (:data:`lifecycle.conditions.USAGE_LIMIT_PREFIXES`), never from
 arbitrary model prose. The ledger decides ids, positions and which occurrence stays active.
+
+A transcript's bytes the SDK cannot read (it decodes the whole file as strict UTF-8) are read by
+:func:`read_transcript`, line by line, losing nothing readable: a line with bytes that are not
+UTF-8 is read with U+FFFD in their place (as Node's UTF-8 reader of the reference adapter reads
+it; dropping it would cut the ``parentUuid`` chain, and every message before it with it); a line
+that is then not a JSON object (torn by a crash, garbage) is skipped. Both are counted, by line
+number, and :func:`unreadable_notice` says so without naming the file.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .conditions import is_usage_limit_text
 from .events import HistoryEntry, HistoryLoaded
 
-__all__ = ["history_entry", "is_real_answer", "is_replayed_limit", "load_history", "text_of"]
+__all__ = [
+    "TranscriptRead",
+    "history_entry",
+    "is_real_answer",
+    "is_replayed_limit",
+    "load_history",
+    "read_transcript",
+    "text_of",
+    "unreadable_notice",
+]
 
 
 def text_of(content: object) -> str:
@@ -103,3 +121,61 @@ def is_replayed_limit(entry: HistoryEntry) -> bool:
 def is_real_answer(entry: HistoryEntry) -> bool:
     """A stored real model answer of the top-level transcript (it proves recovery from a quota)."""
     return entry.role == "assistant" and entry.top_level and not entry.synthetic and entry.model is not None
+
+
+# ------------------------------------------------------------------ unreadable transcripts
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRead:
+    """A transcript read line by line: ``entries`` the JSON objects of its lines, in file order;
+    ``skipped`` the (1-based) numbers of the lines that are no JSON object; ``repaired`` those read
+    with U+FFFD for bytes that are not UTF-8."""
+
+    entries: tuple[dict[str, Any], ...]
+    skipped: tuple[int, ...] = ()
+    repaired: tuple[int, ...] = ()
+
+
+def read_transcript(data: bytes) -> TranscriptRead:
+    """The lines of a transcript's bytes (JSON objects, one a line), whatever they hold."""
+    entries: list[dict[str, Any]] = []
+    skipped: list[int] = []
+    repaired: list[int] = []
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            line, bad = raw.decode("utf-8"), False
+        except UnicodeDecodeError:
+            line, bad = raw.decode("utf-8", errors="replace"), True
+        try:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON; JSON nested too deep to parse
+            entry = None
+        if not isinstance(entry, dict):
+            skipped.append(number)
+            continue
+        entries.append(entry)
+        if bad:
+            repaired.append(number)
+    return TranscriptRead(tuple(entries), tuple(skipped), tuple(repaired))
+
+
+def _lines(numbers: tuple[int, ...]) -> str:
+    shown = ", ".join(str(n) for n in numbers[:5])
+    more = f" and {len(numbers) - 5} more" if len(numbers) > 5 else ""
+    return f"line{'s' if len(numbers) > 1 else ''} {shown}{more}"
+
+
+def unreadable_notice(read: TranscriptRead) -> str | None:
+    """What the user is told about a transcript's unreadable lines (None: every line was read):
+    a title line, then what was skipped and what was repaired."""
+    parts: list[str] = []
+    if read.skipped:
+        parts.append(f"Skipped {_lines(read.skipped)} of the stored transcript: cut off or not JSON.")
+    if read.repaired:
+        parts.append(f"Bytes that are not UTF-8 in {_lines(read.repaired)} are shown as \ufffd.")
+    if not parts:
+        return None
+    return "Part of this session's history could not be read\n" + " ".join(parts)

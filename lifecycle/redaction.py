@@ -49,7 +49,8 @@ Rules
 4. ``cookie_header``: the value of ``Cookie:`` / ``Set-Cookie:`` (all ``name=value`` pairs).
 5. ``env_assignment``: ``NAME=value`` where ``NAME`` is an upper-case identifier of 2+ characters
    (with or without ``export``/``set``/``$env:`` before it); quoted, unquoted and JSON-escaped values.
-   A variable *named* alone (``ANTHROPIC_API_KEY``) is not touched.
+   A variable *named* alone (``ANTHROPIC_API_KEY``) is not touched, nor ``IS_SANDBOX=1`` (the switch
+   the agent's own advice names: a fixed, public value).
 6. ``secret_assignment``: ``name=value`` / ``name: value`` / ``"name": "value"`` where the name
    denotes a secret (contains secret, password, passwd, pwd, credential, signature, api_key, apiKey,
    private_key, access_key, auth (not author), cookie, session, bearer, jwt, token (not ``tokens``,
@@ -133,6 +134,7 @@ __all__ = [
     "PATH_PLACEHOLDER",
     "PEM_PLACEHOLDER",
     "RULES",
+    "VERBATIM_UPDATES",
     "Rule",
     "SecretMemory",
     "contains_secret",
@@ -444,7 +446,13 @@ _ENV_RE: Final = re.compile(
 )
 
 
+#: ``NAME=value`` assignments whose value is public (shown in the agent's own advice).
+_PUBLIC_ENV: Final = frozenset({"IS_SANDBOX=1"})
+
+
 def _env_repl(m: re.Match[str]) -> str:
+    if f"{m['name']}={_split_trailing(m['value'])[0]}" in _PUBLIC_ENV:
+        return m.group()
     repl = _replace_value(m["value"], ENV_PLACEHOLDER)
     if repl is None:
         return m.group()
@@ -841,6 +849,11 @@ def redact(text: str) -> str:
     found anywhere in ``text`` is masked at every occurrence (rule 13).
     """
     return _run(text, _RULE_FUNCS)[0]
+
+
+#: ACP ``sessionUpdate`` kinds sent verbatim, never masked: a tool card shows what runs and what
+#: Claude was sent (docs/security.md, "What is masked where"); so is a ``session/request_permission``.
+VERBATIM_UPDATES: Final = frozenset({"tool_call", "tool_call_update"})
 
 
 def mask_credentials(text: str) -> str:

@@ -287,6 +287,109 @@ def test_list_sessions_pages_newest_first(monkeypatch: pytest.MonkeyPatch) -> No
         with pytest.raises(RequestError) as err:
             await agent.list_sessions(cwd="/w", cursor="-1")
         assert err.value.code == -32602
+        for digits in ("\u0661\u0660\u0660", "\uff11\uff10\uff10", "1\u00b2"):  # Arabic-Indic, fullwidth, superscript
+            with pytest.raises(RequestError) as err:
+                await agent.list_sessions(cwd="/w", cursor=digits)
+            assert err.value.code == -32602
         assert seen == [("/w", 101, 0), ("/w", 101, 100)]
+
+    asyncio.run(go())
+
+
+# ------------------------------------------------------------------ the mode Claude Code is in (issue 29)
+
+
+def _write(path: Any, mode: object) -> None:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permissions": {"defaultMode": mode}}))
+
+
+def test_the_settings_mode_follows_claude_codes_documented_precedence(tmp_path: Any) -> None:
+    """Claude Code's settings docs: managed > local project > project > user; the user's folder is
+    ``$CLAUDE_CONFIG_DIR`` when set, else ``~/.claude``."""
+    from lifecycle.agent.launch import claude_settings_mode
+
+    project, home, config = tmp_path / "project", tmp_path / "home", tmp_path / "config"
+    managed = tmp_path / "etc" / "managed-settings.json"
+    env = {"HOME": str(home)}
+    project.mkdir()
+    assert claude_settings_mode(str(project), env, managed=str(managed)) is None
+    _write(home / ".claude" / "settings.json", "dontAsk")
+    assert claude_settings_mode(str(project), env, managed=str(managed)) == "dontAsk"
+    _write(config / "settings.json", "auto")
+    with_config = {**env, "CLAUDE_CONFIG_DIR": str(config)}
+    assert claude_settings_mode(str(project), with_config, managed=str(managed)) == "auto"
+    _write(project / ".claude" / "settings.json", "plan")
+    assert claude_settings_mode(str(project), env, managed=str(managed)) == "plan"
+    _write(project / ".claude" / "settings.local.json", "acceptEdits")
+    assert claude_settings_mode(str(project), env, managed=str(managed)) == "acceptEdits"
+    _write(managed, "default")
+    assert claude_settings_mode(str(project), env, managed=str(managed)) == "default"
+    # A file that cannot be read, or names no mode, is passed over.
+    managed.write_text("{not json")
+    _write(project / ".claude" / "settings.local.json", "yolo")
+    assert claude_settings_mode(str(project), env, managed=str(managed)) == "plan"
+
+
+def test_only_a_mode_other_than_the_settings_one_is_passed(tmp_path: Any) -> None:
+    from lifecycle.agent import AgentConfig
+    from lifecycle.agent.launch import cli_options, initial_settings
+
+    env = {"HOME": str(tmp_path / "home"), "IS_SANDBOX": "1"}
+    _write(tmp_path / ".claude" / "settings.json", "acceptEdits")
+    own = initial_settings(AgentConfig(), env, str(tmp_path))
+    assert (own.mode, own.settings_mode) == ("acceptEdits", "acceptEdits")
+    kw = cli_options(AgentConfig(), own, cwd=str(tmp_path), session_id="s", resume=False)
+    assert "permission_mode" not in kw  # Claude Code reads its settings itself
+    explicit = initial_settings(AgentConfig(permission_mode="default"), env, str(tmp_path))
+    assert explicit.mode == "default"
+    kw = cli_options(AgentConfig(), explicit, cwd=str(tmp_path), session_id="s", resume=False)
+    assert kw["permission_mode"] == "default"  # the agent's --permission-mode wins
+
+
+class _SlowClient(_Client):
+    """A stand-in whose Claude Code takes until ``release`` is set to start, and reports it runs
+    in ``plan`` (``current_permission_mode`` of its initialize answer)."""
+
+    release: ClassVar[asyncio.Event]
+    connecting: ClassVar[asyncio.Event]
+
+    async def connect(self) -> None:
+        _SlowClient.connecting.set()
+        await _SlowClient.release.wait()
+
+    async def get_server_info(self) -> dict[str, Any]:
+        return {**INFO, "current_permission_mode": "plan"}
+
+
+def test_a_choice_while_claude_code_starts_is_applied_and_the_reported_mode_shown() -> None:
+    async def go() -> None:
+        from lifecycle.agent import AgentConfig, ClaudeAcpAgent
+
+        _Client.made.clear()
+        _SlowClient.release, _SlowClient.connecting = asyncio.Event(), asyncio.Event()
+        agent = ClaudeAcpAgent(AgentConfig(), client_factory=_SlowClient, env={"HOME": "/nonexistent"})
+        conn = _Conn()
+        agent.on_connect(conn)
+        new = await agent.new_session(cwd="/nonexistent")
+        assert new.modes.current_mode_id == "default"
+        await asyncio.wait_for(_SlowClient.connecting.wait(), 5)
+        choice = asyncio.ensure_future(
+            agent.set_config_option(config_id="model", session_id=new.session_id, value="haiku")
+        )
+        await asyncio.sleep(0)
+        assert not choice.done()  # it waits for the Claude Code being started
+        _SlowClient.release.set()
+        answer = await asyncio.wait_for(choice, 5)
+        (client,) = _Client.made
+        assert client.calls == [("model", "haiku")]  # applied to the running Claude Code
+        dumped = answer.model_dump(by_alias=True, exclude_none=True)["configOptions"]
+        assert {o["id"]: o["currentValue"] for o in dumped} == {"mode": "plan", "model": "haiku", "effort": "default"}
+        # What Claude Code said it runs in reached the editor.
+        assert conn.updates[0] == {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}
+        assert conn.updates[1]["sessionUpdate"] == "config_option_update"
+        await agent.shutdown()
 
     asyncio.run(go())

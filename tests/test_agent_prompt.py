@@ -172,7 +172,7 @@ def test_text_blobs_are_decoded_into_context_blocks_placed_last() -> None:
             blob("file:///a.csv", b64("caf\xe9".encode("latin-1")), "text/csv; charset=iso-8859-1"),
             image(),
             blob("file:///b.json", b64(b"\xef\xbb\xbf{}"), "application/json"),
-            blob("file:///c.txt", b64(b"ok"), 'text/plain; charset="no-such-charset"'),
+            blob("file:///c.txt", b64(b"ok"), 'text/plain; charset="UTF-8"'),
             blob("file:///d.svg", b64(b"<svg/>"), "image/svg+xml"),
         ]
     )
@@ -201,6 +201,68 @@ def test_blobs_of_other_types_are_refused(mime: str | None, message: str) -> Non
         prompt_content([text("unpack"), blob("file:///x.bin", b64(b"PK"), mime)])
     assert refused.value.message == message
     assert refused.value.data == {"type": "resource", "mimeType": mime}
+
+
+#: charsets a text blob is decoded with, and what "caf\xe9" / its UTF-8 bytes become: (charset, bytes,
+#: text). The texts are the charsets' own tables (ISO-8859-1, Windows-1252, UTF-16 LE with its BOM,
+#: Shift_JIS's half-width katakana), not this module's output.
+DECODED = [
+    (None, "café".encode(), "café"),  # no charset: UTF-8 (docs/acp-agent.md, the module's rules)
+    ("utf-8", "café".encode(), "café"),
+    ("UTF8", b"caf\xc3\xa9", "café"),
+    ("latin-1", b"caf\xe9", "café"),
+    ("iso-8859-1", b"caf\xe9", "café"),
+    ("cp1252", b"\x80 caf\xe9", "€ café"),
+    ("utf-16", b"\xff\xfec\x00a\x00f\x00\xe9\x00", "café"),
+    ("shift_jis", b"\xb6\xcc\xaa", "ｶﾌｪ"),
+    ("utf-8", b"caf\xe9", "caf\ufffd"),  # bytes the charset does not map: U+FFFD, not a refusal
+]
+
+
+@pytest.mark.parametrize(("charset", "raw", "decoded"), DECODED)
+def test_text_blobs_are_decoded_with_the_charset_they_name(charset: str | None, raw: bytes, decoded: str) -> None:
+    mime = "text/plain" if charset is None else f"text/plain; charset={charset}"
+    content = prompt_content([blob("file:///a.txt", b64(raw), mime)])
+    assert content == f'[@a.txt](file:///a.txt)\n\n\n<context ref="file:///a.txt">\n{decoded}\n</context>'
+
+
+#: charsets Python has a codec for that is no character encoding of text (a bytes or str transform,
+#: an escape syntax, a domain-name encoding), and names no codec has.
+REFUSED_CHARSETS = [
+    "idna",
+    "punycode",
+    "rot13",
+    "base64_codec",
+    "base64",
+    "hex",
+    "zlib",
+    "uu",
+    "bz2",
+    "quopri",
+    "unicode_escape",
+    "raw_unicode_escape",
+    "undefined",
+    "charmap",
+    "no-such-charset",
+    "x-user-defined",
+]
+
+
+@pytest.mark.parametrize("charset", REFUSED_CHARSETS)
+def test_a_text_blob_in_a_charset_that_is_no_text_encoding_is_refused(charset: str) -> None:
+    with pytest.raises(PromptRefused) as refused:
+        prompt_content([text("read"), blob("file:///a.txt", b64(b"xn--bcher-kva"), f"text/plain; charset={charset}")])
+    assert refused.value.message == f'unsupported charset "{charset}"'
+    assert refused.value.data == {"type": "resource", "charset": charset}
+
+
+def test_a_quoted_charset_is_read_and_a_long_one_is_cut_in_the_message() -> None:
+    with pytest.raises(PromptRefused) as refused:
+        prompt_content([blob("file:///a.txt", b64(b"x"), 'text/plain; Charset="IDNA"')])
+    assert refused.value.message == 'unsupported charset "IDNA"'
+    with pytest.raises(PromptRefused) as refused:
+        prompt_content([blob("file:///a.txt", b64(b"x"), "text/plain; charset=" + "z" * 500)])
+    assert refused.value.message == 'unsupported charset "' + "z" * 60 + '"'
 
 
 def test_a_blob_that_is_not_base64_is_refused() -> None:
@@ -289,3 +351,29 @@ def test_the_agent_sends_content_blocks_and_answers_minus_32602_for_audio(
         [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}],
         "plain",
     ]
+
+
+def test_the_agent_answers_minus_32602_naming_the_charset_and_the_session_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent, clients = recording_agent(tmp_path, monkeypatch)
+
+    async def go() -> tuple[RequestError, Any]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        sid = await wire.open()
+        with pytest.raises(RequestError) as refused:
+            await wire.conn.prompt(
+                session_id=sid, prompt=[blob("file:///h.txt", b64(b"xn--bcher-kva"), "text/plain; charset=idna")]
+            )
+        after = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("plain")])
+        return refused.value, after
+
+    error, after = asyncio.run(asyncio.wait_for(go(), 10))
+    assert (error.code, str(error), error.data) == (
+        -32602,
+        'Invalid params: unsupported charset "idna"',
+        {"type": "resource", "charset": "idna"},
+    )
+    assert after.stop_reason == "end_turn"
+    (client,) = clients
+    assert [m["message"]["content"] for m in client.sent] == ["plain"]

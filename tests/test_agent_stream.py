@@ -201,6 +201,7 @@ class FakeSession:
 
     def __init__(self) -> None:
         self.id = "s1"
+        self.cwd = "/p"
         self.ledger = SessionLedger("s1", negotiated=True, epoch="e")
         self.renderer = StreamRenderer("/p")
         self.shown: list[dict[str, Any]] = []
@@ -279,7 +280,23 @@ def in_turn(*answers: Any) -> tuple[FakeSession, FakeConn, PermissionBroker]:
 WRITE = {"file_path": "/p/a.txt", "content": "a"}
 
 
-def ask(broker: PermissionBroker, tool_id: str = "toolu_1", name: str = "Write", inp: Any = None, **kw: Any) -> Any:
+#: Claude Code's suggestion for a Write in the working directory (CLI 2.1.332, default mode).
+ACCEPT_EDITS = PermissionUpdate(type="setMode", mode="acceptEdits", destination="session")
+
+
+def ask(
+    broker: PermissionBroker,
+    tool_id: str = "toolu_1",
+    name: str = "Write",
+    inp: Any = None,
+    *,
+    raw: dict[str, Any] | None = None,
+    **kw: Any,
+) -> Any:
+    """Claude Code asks about ``name``: its raw request is seen first (``raw``: extra fields), as
+    the transport reports it."""
+    broker.saw_permission_request({"subtype": "can_use_tool", "tool_use_id": tool_id, **(raw or {})})
+    kw.setdefault("suggestions", [ACCEPT_EDITS])
     return broker.can_use_tool(name, dict(inp or WRITE), context(tool_id, **kw))
 
 
@@ -307,29 +324,61 @@ def test_allow_once_allows_this_use_only_and_says_the_tool_runs() -> None:
     asyncio.run(go())
 
 
-def test_allow_always_is_not_asked_again_and_gives_claude_session_rules() -> None:
+def test_allow_always_hands_claude_code_its_own_suggestions_for_the_session_and_asks_again() -> None:
+    """"Always" is Claude Code's suggested update, kept to the session; nothing is remembered by
+    the adapter: the next call Claude Code asks about is asked of the client again."""
+
     async def go() -> None:
         suggestion = PermissionUpdate(
             type="addRules",
-            rules=[PermissionRuleValue(tool_name="Edit")],
+            rules=[PermissionRuleValue(tool_name="Edit", rule_content="/p/src/**")],
             behavior="allow",
             destination="localSettings",
         )
-        _, conn, broker = in_turn(selected("allow-with-updates"))
-        result = await ask(broker, suggestions=[suggestion])
+        _, conn, broker = in_turn(selected("allow-with-updates"), selected("reject"))
+        result = await ask(broker, inp={"file_path": "/p/src/a.txt", "content": "a"}, suggestions=[suggestion])
         assert isinstance(result, PermissionResultAllow)
         assert result.updated_permissions is not None
         assert [u.to_dict() for u in result.updated_permissions] == [
-            {"type": "addRules", "destination": "session", "rules": [{"toolName": "Edit"}], "behavior": "allow"}
+            {
+                "type": "addRules",
+                "destination": "session",
+                "rules": [{"toolName": "Edit", "ruleContent": "/p/src/**"}],
+                "behavior": "allow",
+            }
         ]
-        second = await ask(broker, "toolu_2", inp={"file_path": "/p/b.txt", "content": "b"})
-        assert isinstance(second, PermissionResultAllow)
-        assert len(conn.asked) == 1
-        # A Bash command is another rule: asked.
-        conn.answers.append(selected("reject"))
-        third = await ask(broker, "toolu_3", name="Bash", inp={"command": "rm -rf x"})
-        assert isinstance(third, PermissionResultDeny)
+        assert [o.name for o in conn.asked[0][2]] == ["Yes", "Yes, allow all edits during this session", "No"]
+        second = await ask(broker, "toolu_2", inp={"file_path": "/p/src/b.txt", "content": "b"})
+        assert isinstance(second, PermissionResultDeny)
         assert len(conn.asked) == 2
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"matched_ask_rule": {"source": "userSettings", "tool_name": "Write"}},
+        {"suppress_always_allow_rule": True},
+    ],
+    ids=["ask-rule", "suppressed"],
+)
+def test_no_always_option_when_an_ask_rule_or_safety_check_forced_the_question(raw: dict[str, Any]) -> None:
+    async def go() -> None:
+        _, conn, broker = in_turn(selected("allow-with-updates"))
+        result = await ask(broker, raw=raw)
+        assert isinstance(result, PermissionResultDeny)  # "always" was not offered
+        assert [o.option_id for o in conn.asked[0][2]] == ["allow-once", "reject"]
+
+    asyncio.run(go())
+
+
+def test_no_always_option_for_a_request_the_transport_did_not_report() -> None:
+    async def go() -> None:
+        _, conn, broker = in_turn(selected("allow-once"))
+        result = await broker.can_use_tool("Write", dict(WRITE), context("toolu_9", [ACCEPT_EDITS]))
+        assert isinstance(result, PermissionResultAllow)
+        assert [o.option_id for o in conn.asked[0][2]] == ["allow-once", "reject"]
 
     asyncio.run(go())
 
@@ -444,7 +493,7 @@ def test_a_tool_claude_code_refused_to_run_never_says_in_progress() -> None:
     assert (running["status"], failed["status"]) == ("in_progress", "failed")
 
 
-def test_a_remembered_rule_allows_nothing_once_its_turn_is_over() -> None:
+def test_a_question_after_the_turn_is_cancelled_is_refused_without_asking() -> None:
     async def go() -> None:
         session, conn, broker = in_turn(selected("allow-with-updates"))
         assert isinstance(await ask(broker), PermissionResultAllow)

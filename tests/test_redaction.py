@@ -249,3 +249,31 @@ def test_adversarial_200k_completes(unit: str) -> None:
 def test_adversarial_1mb_mixture_completes() -> None:
     text = "".join(ADVERSARIAL_UNITS) * (1_000_000 // len("".join(ADVERSARIAL_UNITS)) + 1)
     assert isinstance(redact(text[:1_000_000]), str)
+
+
+# The agent's own advice (lifecycle.agent.modes) names the sandbox switch: a fixed, public value.
+SANDBOX_ADVICE = (
+    "Mode bypassPermissions is not available: Claude Code refuses it when running as root "
+    "outside a sandbox (IS_SANDBOX=1). The mode is unchanged."
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (SANDBOX_ADVICE, SANDBOX_ADVICE),
+        ("IS_SANDBOX=1", "IS_SANDBOX=1"),
+        ("run with IS_SANDBOX=1, then retry", "run with IS_SANDBOX=1, then retry"),
+        ("ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnop0123", f"ANTHROPIC_API_KEY={ENV_PLACEHOLDER}"),
+        (
+            "IS_SANDBOX=1 ANTHROPIC_API_KEY=sk-live-7Hq2 claude",
+            f"IS_SANDBOX=1 ANTHROPIC_API_KEY={ENV_PLACEHOLDER} claude",
+        ),
+        # Only the public value is kept: any other value of the variable is masked like every env value.
+        ("IS_SANDBOX=s3cr3t-value", f"IS_SANDBOX={ENV_PLACEHOLDER}"),
+        ("IS_SANDBOX=10", f"IS_SANDBOX={ENV_PLACEHOLDER}"),
+    ],
+)
+def test_the_sandbox_switch_survives_and_real_env_values_do_not(text: str, expected: str) -> None:
+    assert redact(text) == expected
+    assert "sk-" not in redact(text)

@@ -17,8 +17,9 @@ Rules
 * The outcome of a prompt comes from the ledger, never from the agent: a ``PromptResponseOut``
   becomes the :class:`acp.schema.PromptResponse` the handler returns, a ``PromptErrorOut`` the
   :class:`acp.RequestError` it raises (:meth:`SessionPublisher.outcome`).
-* No credential reaches the client, capable or legacy: every text the publisher sends (transcript
-  prose, a record's title and details, a legacy error's message and data) goes through the
+* No credential reaches the client in prose, capable or legacy: every text the publisher sends
+  (transcript prose, a record's title and details, a legacy error's message and data; not a tool
+  card, which is verbatim: :data:`VERBATIM_UPDATES`) goes through the
   session's :class:`lifecycle.redaction.SecretMemory`: its credentials are masked
   (:func:`lifecycle.redaction.mask_credentials`; the rest of the prose stays byte for byte), and
   so is every secret an earlier text of the session revealed (a password found in a URL of
@@ -66,11 +67,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut, mask_texts
 from ..ledger import SessionLedger
 from ..negotiation import agent_capabilities_meta, negotiate
-from ..redaction import SecretMemory
+from ..redaction import VERBATIM_UPDATES, SecretMemory
 from ..wire import SessionFailure, attach_record
 
 __all__ = [
     "NOTICE_UPDATE",
+    "VERBATIM_UPDATES",
     "AcpNotice",
     "NotificationSink",
     "SessionPublisher",
@@ -104,6 +106,7 @@ class NotificationSink(Protocol):
 
 #: The ``sessionUpdate`` of an ACP standard notice (newer than the ACP SDK's schema).
 NOTICE_UPDATE = "notice"
+
 _SESSION_UPDATE_METHOD = "session/update"
 
 
@@ -372,8 +375,9 @@ class SessionPublisher:
         interleave with a record's send).
 
         Each is validated by the SDK's models and its texts are masked like the ledger's (the
-        session's :class:`~lifecycle.redaction.SecretMemory`). Nothing of the lifecycle depends
-        on them: an update the SDK refuses, or a send that fails, is counted in
+        session's :class:`~lifecycle.redaction.SecretMemory`), except a tool card
+        (:data:`VERBATIM_UPDATES`), which shows what runs and what Claude was sent verbatim.
+        Nothing of the lifecycle depends on them: an update the SDK refuses, or a send that fails, is counted in
         :attr:`failed_sends` and dropped.
 
         Returns:
@@ -383,7 +387,8 @@ class SessionPublisher:
         async with self._lock:
             for update in updates:
                 try:
-                    model = acp_update(_mask_strings(update, self._secrets.mask))
+                    verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
+                    model = acp_update(dict(update) if verbatim else _mask_strings(update, self._secrets.mask))
                     await self._conn.session_update(self._ledger.session_id, model)
                 except asyncio.CancelledError:
                     raise

@@ -9,11 +9,24 @@ Rules
   transport runs for those options (``_build_command`` and ``connect``);
   ``tests/test_agent_launch.py`` compares both with the SDK's own for every option this agent
   sets. An option they do not know makes :func:`cli_argv` answer None: no early launch.
+* A session's first mode is the agent's ``--permission-mode``, else the one Claude Code starts in
+  by itself: ``permissions.defaultMode`` of its settings, read as Claude Code documents their
+  precedence (managed > local project > project > user; :func:`claude_settings_mode`). Only a mode
+  that differs from that one is passed on the command line (Claude Code reads its settings itself).
 * An early launch is only a head start. The runtime adopts the process only when the command line
   the SDK builds for the session is the early one, word for word, in the same directory, and the
   process still runs; otherwise the process is stopped and the SDK starts Claude Code as usual.
   It is launched only for a ``session/new`` without MCP servers (nothing the client asks to run is
   started before the SDK has checked the request), and one that no session takes is stopped.
+* Every Claude Code of this agent is started by :func:`spawn_cli` (the early launch and the
+  runtime's transport, :mod:`lifecycle.agent.adopt`) and stopped by :func:`stop_cli`: nothing it
+  started outlives it. It runs in a session (and process group) of its own, with an environment
+  variable of its own (:data:`OWNER_ENV`), which its Bash commands, their background jobs and its
+  MCP servers inherit. :func:`stop_cli` stops at once (SIGTERM, SIGKILL after
+  :data:`STOP_GRACE_S`) Claude Code and every process started after it that is its descendant,
+  in its group or session, or carries its variable: that finds them after Claude Code died (they
+  are then another's children) and after they left its group (Claude Code runs each Bash command
+  in a session of its own). A process that both left and cleared its environment is not found.
 
 Theory of operation
 -------------------
@@ -34,16 +47,22 @@ import functools
 import importlib
 import json
 import os
+import signal
+import sys
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 import structlog
 
 from .config import AgentConfig, claude_cli
-from .modes import SessionSettings, bypass_allowed
+from .modes import MODES, SessionSettings, bypass_allowed
 
-__all__ = ["EarlyCli", "cli_argv", "cli_env", "cli_options", "initial_settings", "launch_early", "warm"]
+__all__ = [
+    "OWNER_ENV", "EarlyCli", "claude_settings_mode", "cli_argv", "cli_env", "cli_options", "initial_settings",
+    "launch_early", "spawn_cli", "stop_cli", "warm",
+]  # fmt: skip
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -64,18 +83,65 @@ _KNOWN: Final = frozenset(
 )  # fmt: skip
 #: Seconds an early Claude Code that no session took may run.
 UNCLAIMED_SECONDS: Final = 60.0
+#: The variable marking a Claude Code's environment (a value of its own), inherited by what it starts.
+OWNER_ENV: Final = "LIFECYCLE_CLAUDE_OWNER"  # a marker, not a setting (docs/security.md)
+#: Seconds Claude Code and what it started have after SIGTERM, before SIGKILL.
+STOP_GRACE_S: Final = 0.5
+#: Seconds :func:`stop_cli` waits after SIGKILL for the processes to be gone.
+_KILL_WAIT_S: Final = 3.0
+_POLL_S: Final = 0.02
 
 
-def initial_settings(config: AgentConfig, env: Mapping[str, str]) -> SessionSettings:
-    """A new session's mode, model and effort before Claude Code reports what it offers."""
+#: Claude Code's managed (policy) settings file on this platform (its documentation's path).
+MANAGED_SETTINGS: Final = {
+    "darwin": "/Library/Application Support/ClaudeCode/managed-settings.json",
+    "win32": "C:\\Program Files\\ClaudeCode\\managed-settings.json",
+}.get(sys.platform, "/etc/claude-code/managed-settings.json")
+_MODE_IDS: Final = frozenset(m[0] for m in MODES)
+_MAX_SETTINGS_BYTES: Final = 1 << 20
+
+
+def _settings_files(cwd: str, env: Mapping[str, str], managed: str) -> list[Path]:
+    """Claude Code's settings files for ``cwd``, highest precedence first (managed, local
+    project, project, user: ``$CLAUDE_CONFIG_DIR/settings.json`` or ``~/.claude/settings.json``)."""
+    config_dir = env.get("CLAUDE_CONFIG_DIR")
+    home = env.get("HOME")
+    user = Path(config_dir) if config_dir else (Path(home) if home else Path.home()) / ".claude"
+    project = Path(cwd) / ".claude"
+    return [Path(managed), project / "settings.local.json", project / "settings.json", user / "settings.json"]
+
+
+def claude_settings_mode(cwd: str, env: Mapping[str, str], *, managed: str = MANAGED_SETTINGS) -> str | None:
+    """The ``permissions.defaultMode`` Claude Code starts a session in ``cwd`` with (its settings,
+    in their documented precedence; a file that cannot be read or holds no known mode is passed
+    over), None when none sets one."""
+    for path in _settings_files(cwd, env, managed):
+        try:
+            with path.open("rb") as f:
+                data = json.loads(f.read(_MAX_SETTINGS_BYTES))
+        except (OSError, ValueError):
+            continue
+        permissions = data.get("permissions") if isinstance(data, dict) else None
+        mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
+        if isinstance(mode, str) and mode in _MODE_IDS:
+            return mode
+    return None
+
+
+def initial_settings(config: AgentConfig, env: Mapping[str, str], cwd: str | None = None) -> SessionSettings:
+    """A new session's mode, model and effort before Claude Code reports what it offers: the
+    agent's ``--permission-mode`` wins over the mode of Claude Code's settings for ``cwd``."""
+    allow_bypass = bypass_allowed(env)
+    own = (claude_settings_mode(cwd, env) if cwd else None) or "default"
+    if own == "bypassPermissions" and not allow_bypass:
+        own = "default"  # not launched allowing it: Claude Code does not start in it
     settings = SessionSettings(
-        mode=config.permission_mode or "default",
-        model=config.model or "default",
-        allow_bypass=bypass_allowed(env),
-    )
+        mode=config.permission_mode or own, settings_mode=own, model=config.model or "default",
+        allow_bypass=allow_bypass,
+    )  # fmt: skip
     if settings.mode == "bypassPermissions" and not settings.allow_bypass:
-        # Claude Code would refuse to start: the session starts in default, as the reference's.
-        settings.mode = "default"
+        # Claude Code would refuse to start: the session starts in its own mode, as the reference's.
+        settings.mode = own
     return settings
 
 
@@ -108,7 +174,7 @@ def cli_options(
         kw["max_turns"] = config.max_turns
     if config.cli_path:
         kw["cli_path"] = config.cli_path
-    if settings.mode != "default":
+    if settings.mode != settings.settings_mode:
         kw["permission_mode"] = settings.mode
     if mcp_servers:
         kw["mcp_servers"] = dict(mcp_servers)
@@ -232,15 +298,129 @@ async def _stop(process: Any) -> None:
         if stream is not None:
             with contextlib.suppress(Exception):
                 await stream.aclose()
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
+    await stop_cli(process)
+
+
+# ------------------------------------------------------------------ Claude Code's processes
+
+# pid of a Claude Code started by spawn_cli -> (its OWNER_ENV value, its start time in clock ticks)
+_OWNED: dict[int, tuple[str, int]] = {}
+
+
+async def spawn_cli(argv: list[str], cwd: str | None, env: Mapping[str, str]) -> Any:
+    """Start Claude Code (an ``anyio`` process, its three pipes open) in a session of its own, with
+    its :data:`OWNER_ENV`; raises what ``anyio.open_process`` raised."""
+    import subprocess
+
+    import anyio
+
+    owner = uuid.uuid4().hex
+    process = await anyio.open_process(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
+        env={**env, OWNER_ENV: owner}, start_new_session=True,
+    )  # fmt: skip
+    stat = _stat(process.pid)
+    _OWNED[process.pid] = (owner, stat[4] if stat is not None else 0)
+    return process
+
+
+async def stop_cli(process: Any, grace: float = STOP_GRACE_S) -> None:
+    """Stop Claude Code ``process`` (from :func:`spawn_cli`) and everything it started, at once:
+    SIGTERM, then SIGKILL for what still runs after ``grace`` seconds; returns once all of it is
+    gone (or, bounded, gave up waiting). Also for a Claude Code that already exited."""
+    owner, since = _OWNED.get(process.pid, ("", 0))
+    loop = asyncio.get_running_loop()
     try:
-        await asyncio.wait_for(process.wait(), 5)
-    except TimeoutError:
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, _KILL_WAIT_S)):
+            _signal(process, _started_by(process, owner, since), sig)
+            deadline = loop.time() + wait
+            while process.returncode is None or _started_by(process, owner, since):
+                if loop.time() >= deadline:
+                    break
+                await asyncio.sleep(_POLL_S)
+            else:
+                return
+        log.warning("runtime.stop_incomplete", pid=process.pid)
+    finally:
+        if process.returncode is not None:
+            _OWNED.pop(process.pid, None)
+
+
+def _signal(process: Any, started: dict[int, int], sig: int) -> None:
+    if process.returncode is None:  # not reaped: its pid (and group) is still its own
+        if hasattr(os, "killpg"):
+            with contextlib.suppress(OSError):
+                os.killpg(process.pid, sig)  # its group (pgid = pid: a session of its own)
         with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(process.wait(), 5)
+            process.send_signal(sig)
+    for pid, start in started.items():
+        stat = _stat(pid)
+        if stat is not None and stat[4] == start:  # the same process, not a reused pid
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+    _reap(started)
+
+
+def _reap(started: dict[int, int]) -> None:
+    """Collect the exit status of those of ``started`` that became this process's children (orphans
+    adopted by a subreaper) and exited: never a process this process started itself."""
+    me = os.getpid()
+    for pid in started:
+        stat = _stat(pid)
+        if stat is not None and stat[0] == "Z" and stat[1] == me:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def _stat(pid: int) -> tuple[str, int, int, int, int] | None:
+    """State, parent, process group, session and start time (clock ticks) of ``pid`` (Linux's
+    ``/proc/<pid>/stat``); None when it is gone or unknown here."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19])
+
+
+def _started_by(process: Any, owner: str, since: int) -> dict[int, int]:
+    """Every live (not zombie) process started at or after ``since`` that Claude Code ``process``
+    started: those whose environment has ``owner`` as :data:`OWNER_ENV`, its descendants and the
+    members of its group and session while its pid is its own (not reaped: a pid, group or
+    session id of a reaped process may be another's), and their descendants (pid -> start time).
+    Empty without ``/proc``."""
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return {}
+    root = process.pid if process.returncode is None else -1
+    me, mark = os.getpid(), f"{OWNER_ENV}={owner}".encode()
+    table = {pid: stat for pid in pids if pid not in (me, process.pid) and (stat := _stat(pid)) is not None}
+    children: dict[int, list[int]] = {}
+    found: dict[int, int] = {}
+    for pid, (state, ppid, pgrp, sid, start) in table.items():
+        if state == "Z" or start < since:
+            continue
+        children.setdefault(ppid, []).append(pid)
+        if pgrp == root or sid == root or (owner and _environ_has(pid, mark)):
+            found[pid] = start
+    stack = [root, *found]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found[child] = table[child][4]
+                stack.append(child)
+    return found
+
+
+def _environ_has(pid: int, entry: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return False
+    return entry in environ and entry in environ.split(b"\0")
 
 
 @functools.cache
@@ -284,19 +464,12 @@ async def launch_early(
     if cli is None or version is None or not os.path.isabs(cwd):
         return None
     session_id = str(uuid.uuid4())
-    options = cli_options(config, initial_settings(config, env), cwd=cwd, session_id=session_id, resume=False)
+    options = cli_options(config, initial_settings(config, env, cwd), cwd=cwd, session_id=session_id, resume=False)
     argv = cli_argv(cli, options)
     if argv is None:
         return None
-    import subprocess
-
-    import anyio
-
     try:
-        process = await anyio.open_process(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd,
-            env=cli_env(env, cwd, version),
-        )  # fmt: skip
+        process = await spawn_cli(argv, cwd, cli_env(env, cwd, version))
     except OSError as exc:
         log.info("runtime.early_launch_failed", error_type=type(exc).__name__)
         return None

@@ -13,6 +13,11 @@ Rules
   (category ``thought_level``: the levels the current model supports, plus ``default``; absent
   when the model supports none).
 * An unknown mode, config id or value is a ``-32602`` whose message names the valid ones.
+* The current mode is the one Claude Code is in: at first the mode the agent passes
+  (``--permission-mode``) or else the one Claude Code starts in by itself (its settings'
+  ``permissions.defaultMode``, :func:`lifecycle.agent.launch.claude_settings_mode`), then what Claude
+  Code reports (``current_permission_mode`` of its ``initialize`` answer, :meth:`SessionSettings.learn_mode`).
+  The mode is passed on Claude Code's command line only when it differs from the one it starts in.
 * Slash commands: Claude Code's own, without those that only work in its terminal (the reference's
   list), each with its argument hint.
 
@@ -93,6 +98,8 @@ class SessionSettings:
     """One session's mode, model and effort, and the models and commands Claude Code reported."""
 
     mode: str = "default"
+    #: The mode Claude Code starts in by itself (its settings); ``mode`` is passed when it differs.
+    settings_mode: str = "default"
     model: str = DEFAULT_MODEL
     effort: str = DEFAULT_EFFORT
     allow_bypass: bool = False
@@ -184,6 +191,17 @@ class SessionSettings:
         changed = models != self.models or commands != self.commands
         self.models, self.commands = models, commands
         return changed
+
+    def learn_mode(self, info: Mapping[str, Any] | None) -> bool:
+        """Take the mode Claude Code reports it is in (``current_permission_mode`` of its
+        ``initialize`` answer); whether the current mode changed."""
+        reported = info.get("current_permission_mode") if isinstance(info, Mapping) else None
+        if not isinstance(reported, str) or reported not in _MODE_IDS or reported == self.mode:
+            return False
+        if self.mode == self.settings_mode:  # nothing was passed: this is the mode it starts in
+            self.settings_mode = reported
+        self.mode = reported
+        return True
 
     # ---------------------------------------------------------------- choices
 

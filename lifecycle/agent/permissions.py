@@ -11,11 +11,16 @@ Rules
   the turn runs; once the turn leaves ``in_turn`` (a cancel, Claude Code dying, any settlement)
   every open question is withdrawn: the client's request is cancelled (``$/cancel_request``), and
   an answer that still arrives is not honoured.
+* The adapter never grants a permission itself: nothing is remembered here, and every
+  ``can_use_tool`` call is asked. Claude Code calls it only for what its own permission engine
+  does not allow; a rule the user approved reaches that engine and is decided there
+  (:mod:`lifecycle.agent.always`).
 * The options are the reference adapter's: ``allow-once`` ("Yes", ``allow_once``),
-  ``allow-with-updates`` (``allow_always``, named after what it allows) and ``reject`` ("No",
-  ``reject_once``). "Always" is remembered for the session: Claude Code is given its own
-  suggested rules with the destination ``session`` (never written to a settings file), and the
-  session keeps the rule itself, so the same tool and rule are not asked about again.
+  ``allow-with-updates`` (``allow_always``, named after exactly what it allows, offered only when
+  that can be named and no ``ask`` rule or safety check forced the question) and ``reject``
+  ("No", ``reject_once``). "Always" gives Claude Code its own suggested updates (or the generated
+  WebFetch host / own-tool rule) with the destination ``session``: never written to a settings
+  file, never broader than Claude Code proposed.
 * ``ExitPlanMode`` (Claude asks to leave plan mode with its plan) has the reference's options:
   "Yes, and use auto mode" (``exit-plan-auto``), "Yes, and bypass permissions" where Claude Code
   allows that mode, "Yes, manually approve edits" (``exit-plan-default``), "No, keep planning".
@@ -24,8 +29,10 @@ Rules
 * Reject gives Claude "User refused permission to run tool", which it can react to; a
   ``cancelled`` outcome cancels the turn (as ``session/cancel`` does) and interrupts Claude.
 * The question carries the tool call (title, kind, locations, raw input and, for an edit, its
-  diff), and the tool call itself is announced first, so a client that expects to know the tool
-  call it is asked about does.
+  diff). Its ``rawInput`` is exactly the input that would run, never cut or masked (an input
+  too large to show whole, over :data:`MAX_QUESTION_INPUT`, is refused without asking); the
+  transport sends the question verbatim. The tool call itself is announced first, so a client
+  that expects to know the tool call it is asked about does.
 
 Theory of operation
 -------------------
@@ -40,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
@@ -47,6 +55,7 @@ import structlog
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
 
 from ..events import Event, PermissionAnswered, PermissionAsked
+from .always import always_option, always_updates
 
 __all__ = [
     "ALLOW_ALWAYS",
@@ -56,8 +65,8 @@ __all__ = [
     "UNREADABLE_MESSAGE",
     "WITHDRAWN_MESSAGE",
     "PermissionBroker",
+    "forced_ask",
     "permission_options",
-    "rule_key",
 ]
 
 log = structlog.get_logger("lifecycle.agent.permissions")
@@ -71,8 +80,11 @@ DENIED_MESSAGE: Final = "User refused permission to run tool"
 WITHDRAWN_MESSAGE: Final = "Tool use aborted"
 #: What Claude is told when the client's answer could not be read.
 UNREADABLE_MESSAGE: Final = "The permission request failed; the tool was not run"
-#: Rules remembered per session ("allow always").
-MAX_RULES: Final = 256
+#: The largest tool input a question shows (JSON characters); a larger one is refused unasked,
+#: since a question must show all of what would run.
+MAX_QUESTION_INPUT: Final = 1_000_000
+#: Permission requests whose raw flags are kept until their question is asked.
+MAX_PENDING_FLAGS: Final = 256
 PLAN_REJECTED_MESSAGE: Final = "User chose to keep planning"
 #: The options that leave plan mode, and the mode each switches to.
 EXIT_PLAN_MODES: Final = {
@@ -81,14 +93,12 @@ EXIT_PLAN_MODES: Final = {
     "exit-plan-default": "default",
 }
 
-_EDIT_TOOLS: Final = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-_READ_TOOLS: Final = frozenset({"Read", "Glob", "Grep", "LS"})
-
 
 class _Session(Protocol):
     """What the broker uses of its session (:class:`lifecycle.agent.session._Session`)."""
 
     id: str
+    cwd: str
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool: ...
 
@@ -118,47 +128,18 @@ class _Connection(Protocol):
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any: ...
 
 
-def rule_key(tool_name: str, tool_input: Mapping[str, Any]) -> tuple[str, str]:
-    """What an "allow always" answer covers: every edit, every read, one exact command, one web
-    host, or one tool."""
-    if tool_name in _EDIT_TOOLS:
-        return ("edit", "")
-    if tool_name in _READ_TOOLS:
-        return ("read", "")
-    if tool_name == "Bash":
-        command = tool_input.get("command")
-        return ("Bash", command if isinstance(command, str) else "")
-    if tool_name == "WebFetch":
-        from urllib.parse import urlsplit
-
-        url = tool_input.get("url")
-        host = ""
-        if isinstance(url, str):
-            with contextlib.suppress(ValueError):
-                host = urlsplit(url).hostname or ""
-        return ("WebFetch", host)
-    return (tool_name, "")
-
-
-def _always_name(tool_name: str, tool_input: Mapping[str, Any]) -> str:
-    kind, detail = rule_key(tool_name, tool_input)
-    if kind == "edit":
-        return "Yes, allow all edits during this session"
-    if kind == "read":
-        return "Yes, during this session"
-    if kind == "Bash" and detail:
-        short = detail if len(detail) <= 60 else detail[:57] + "…"
-        return f"Yes, and don't ask again for `{short}` during this session"
-    if kind == "WebFetch" and detail:
-        return f"Yes, and don't ask again for {detail}"
-    return f"Yes, and don't ask again for {tool_name} during this session"
+def forced_ask(request: Mapping[str, Any]) -> bool:
+    """Whether a raw ``can_use_tool`` control request forbids a persistent option: a user's
+    ``ask`` rule matched (``matched_ask_rule``) or Claude Code says so
+    (``suppress_always_allow_rule``). The SDK's ``ToolPermissionContext`` drops both fields."""
+    return request.get("matched_ask_rule") is not None or request.get("suppress_always_allow_rule") is True
 
 
 def permission_options(
-    tool_name: str, tool_input: Mapping[str, Any], *, bypass_allowed: bool = False
+    tool_name: str, tool_input: Mapping[str, Any], *, always: str | None = None, bypass_allowed: bool = False
 ) -> list[dict[str, str]]:
-    """The options of a question: allow once, allow always, reject (ACP ``PermissionOption``);
-    leaving plan mode has its own."""
+    """The options of a question: allow once, allow always (named ``always``, when given), reject
+    (ACP ``PermissionOption``); leaving plan mode has its own."""
     if tool_name == "ExitPlanMode":
         options = [{"optionId": "exit-plan-auto", "name": "Yes, and use auto mode", "kind": "allow_always"}]
         if bypass_allowed:
@@ -168,27 +149,11 @@ def permission_options(
         options.append({"optionId": "exit-plan-default", "name": "Yes, manually approve edits", "kind": "allow_once"})
         options.append({"optionId": REJECT, "name": "No, keep planning", "kind": "reject_once"})
         return options
-    return [
-        {"optionId": ALLOW_ONCE, "name": "Yes", "kind": "allow_once"},
-        {"optionId": ALLOW_ALWAYS, "name": _always_name(tool_name, tool_input), "kind": "allow_always"},
-        {"optionId": REJECT, "name": "No", "kind": "reject_once"},
-    ]
-
-
-def _session_rules(suggestions: list[PermissionUpdate], tool_name: str) -> list[PermissionUpdate]:
-    """Claude Code's suggested updates, kept to this session; a plain rule for the tool when it
-    suggested none."""
-    kept: list[PermissionUpdate] = []
-    for update in suggestions:
-        if not isinstance(update, PermissionUpdate):
-            continue
-        if update.type == "addRules" and update.behavior == "allow":
-            kept.append(PermissionUpdate(type="addRules", rules=update.rules, behavior="allow", destination="session"))
-        elif update.type == "addDirectories" and update.directories:
-            kept.append(PermissionUpdate(type="addDirectories", directories=update.directories, destination="session"))
-        elif update.type == "setMode" and update.mode == "acceptEdits":
-            kept.append(PermissionUpdate(type="setMode", mode="acceptEdits", destination="session"))
-    return kept
+    options = [{"optionId": ALLOW_ONCE, "name": "Yes", "kind": "allow_once"}]
+    if always is not None:
+        options.append({"optionId": ALLOW_ALWAYS, "name": always, "kind": "allow_always"})
+    options.append({"optionId": REJECT, "name": "No", "kind": "reject_once"})
+    return options
 
 
 class PermissionBroker:
@@ -199,7 +164,7 @@ class PermissionBroker:
         self._conn = conn
         self._waiting: dict[str, asyncio.Future[Any]] = {}  # tool use id -> the client's answer
         self._request_ids: dict[str, object] = {}  # tool use id -> the JSON-RPC id of its request
-        self._rules: set[tuple[str, str]] = set()
+        self._flags: dict[str, bool] = {}  # tool use id -> forced ask (from the raw request)
         self._tasks: set[asyncio.Future[None]] = set()  # cancels a ``cancelled`` answer started
 
     @property
@@ -207,8 +172,14 @@ class PermissionBroker:
         """Requests sent to the client and not answered or withdrawn yet."""
         return len(self._waiting)
 
-    def remembered(self, tool_name: str, tool_input: Mapping[str, Any]) -> bool:
-        return rule_key(tool_name, tool_input) in self._rules
+    def saw_permission_request(self, request: Mapping[str, Any]) -> None:
+        """Claude Code's raw ``can_use_tool`` request (the transport reports it before the SDK
+        calls :meth:`can_use_tool`): keeps the flags the SDK's context drops."""
+        tool_use_id = request.get("tool_use_id")
+        if isinstance(tool_use_id, str) and tool_use_id:
+            if len(self._flags) >= MAX_PENDING_FLAGS:
+                self._flags.pop(next(iter(self._flags)))
+            self._flags[tool_use_id] = forced_ask(request)
 
     def saw_request(self, request_id: object, tool_use_id: object) -> None:
         """A ``session/request_permission`` went out with ``request_id`` (the connection's
@@ -242,12 +213,15 @@ class PermissionBroker:
         if not session.question_open(tool_id):
             log.info("permission.not_asked", session_id=session.id, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
+        # Unknown flags (a request the transport did not see) count as forced: no "always".
+        forced = self._flags.pop(tool_id, True)
+        updates = always_updates(tool_name, tool_input, context.suggestions, forced_ask=forced)
+        always = always_option(tool_name, tool_input, updates, cwd=session.cwd, display_name=context.display_name)
+        log.info(
+            "permission.ask", session_id=session.id, tool_use_id=tool_id, forced_ask=forced, always=always is not None
+        )
         try:
-            if self.remembered(tool_name, tool_input):  # "always": not asked again (the turn still runs)
-                log.info("permission.remembered", session_id=session.id, tool_use_id=tool_id)
-                option: str | None = ALLOW_ONCE
-            else:
-                option = await self._ask(tool_id, tool_name, tool_input)
+            option = await self._ask(tool_id, tool_name, tool_input, always)
             still_open = session.question_open(tool_id)
         finally:
             with contextlib.suppress(Exception):
@@ -265,15 +239,12 @@ class PermissionBroker:
             await session.mode_changed_by_claude(mode)
             update = PermissionUpdate(type="setMode", mode=mode, destination="session")  # type: ignore[arg-type]
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=[update])
-        if option == ALLOW_ALWAYS:
-            if len(self._rules) < MAX_RULES:
-                self._rules.add(rule_key(tool_name, tool_input))
+        if option == ALLOW_ALWAYS and always is not None and updates:
             await self._running(tool_id)
-            updates = _session_rules(list(context.suggestions or ()), tool_name)
             for update in updates:
                 if update.type == "setMode" and isinstance(update.mode, str):
                     await session.mode_changed_by_claude(update.mode)
-            return PermissionResultAllow(updated_input=tool_input, updated_permissions=updates or None)
+            return PermissionResultAllow(updated_input=tool_input, updated_permissions=list(updates))
         if option == "cancelled":
             # The client cancelled the question: the turn is cancelled (ACP: the client sends
             # ``cancelled`` for a prompt turn it cancels).
@@ -292,7 +263,7 @@ class PermissionBroker:
         if update is not None:
             await self._session.show([update])
 
-    async def _ask(self, tool_id: str, tool_name: str, tool_input: dict[str, Any]) -> str | None:
+    async def _ask(self, tool_id: str, tool_name: str, tool_input: dict[str, Any], always: str | None) -> str | None:
         """The option the client selected, ``"cancelled"``, or None (no usable answer)."""
         session = self._session
         announce = session.announce_tool_call(tool_id, tool_name, tool_input)
@@ -303,9 +274,14 @@ class PermissionBroker:
         from acp.schema import PermissionOption, ToolCallUpdate
 
         fields = session.tool_call_for_question(tool_id, tool_name, tool_input)
+        exact = _exact_input(tool_input)
+        if exact is None:  # never ask with part of what would run
+            log.warning("permission.input_too_large", session_id=session.id, tool_use_id=tool_id)
+            return None
+        fields["rawInput"] = exact
         try:
             tool_call = ToolCallUpdate.model_validate(fields)
-            offered = permission_options(tool_name, tool_input, bypass_allowed=session.bypass_allowed)
+            offered = permission_options(tool_name, tool_input, always=always, bypass_allowed=session.bypass_allowed)
             options = [PermissionOption.model_validate(o) for o in offered]
         except Exception as exc:  # a rendering the schema refuses: never ask with half a question
             log.error("permission.unrenderable", session_id=session.id, error_type=type(exc).__name__)
@@ -342,6 +318,19 @@ class PermissionBroker:
             if notify is not None and request_id is not None:
                 with contextlib.suppress(Exception):
                     await notify("$/cancel_request", {"requestId": request_id})
+
+
+def _exact_input(tool_input: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool's input exactly as Claude Code will run it (a JSON copy), or None when it is not
+    JSON or larger than :data:`MAX_QUESTION_INPUT` characters."""
+    try:
+        text = json.dumps(tool_input, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > MAX_QUESTION_INPUT:
+        return None
+    copy: dict[str, Any] = json.loads(text)
+    return copy
 
 
 def _selected(response: object, tool_id: str, offered: list[str]) -> str | None:

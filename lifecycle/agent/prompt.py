@@ -9,14 +9,18 @@ Rules
   ``image/jpeg``) and must be one the Messages API takes: PNG, JPEG, GIF or WebP.
 * An embedded ``resource`` is named by a link (``[@name](file://...)`` for a ``file://`` or
   ``zed://`` uri, else the uri) where it stood. Its text, or a text blob decoded with its
-  ``charset`` (UTF-8 by default, a byte order mark dropped), is a ``<context ref="uri">`` block
-  placed after every other block; an image blob is an ``image`` block and a PDF blob a
-  ``document`` block, right after its link.
+  ``charset`` (UTF-8 when the MIME type names none, a byte order mark dropped, bytes the charset
+  does not map replaced by U+FFFD), is a ``<context ref="uri">`` block placed after every other
+  block; an image blob is an ``image`` block and a PDF blob a ``document`` block, right after its
+  link.
 * Refused with -32602 (the reference's words where it has them; nothing is sent to Claude):
   ``audio`` (no audio capability is advertised), any block type not listed here, an image without
   data or an http(s) URL, an image or blob whose base64 does not decode, an image type the API does
   not take, a blob of any other type (``application/zip``: the reference's v2 prompts refuse it
-  too), and a prompt with nothing in it.
+  too), a text blob whose charset is not a character encoding Python knows
+  (``unsupported charset "idna"``: an unknown name, a bytes or str transform such as ``base64``,
+  ``hex``, ``zlib`` or ``rot13``, or a Python text codec that is no charset: ``idna``,
+  ``punycode``, the escape codecs), and a prompt with nothing in it.
 * A prompt of text alone (text, links, text resources) is sent as one string, the blocks joined by
   a blank line: the user message stays what this agent sent before images (the transcript keeps it
   as one string); any image or document makes it a list of content blocks.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -76,6 +81,8 @@ TEXT_APPLICATION_MIME_TYPES: Final = frozenset(
     }
 )
 _CHARSET = re.compile(r';\s*charset\s*=\s*"?([^";\s]+)', re.IGNORECASE)
+#: Python codecs that turn bytes into text but are no charset of a document (``codecs`` names).
+_NOT_CHARSETS: Final = frozenset({"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined", "charmap"})
 
 
 class PromptRefused(ValueError):
@@ -212,13 +219,25 @@ def _is_text_mime(mime: str) -> bool:
 
 
 def _decode(blob: str, mime_type: object) -> str:
-    """A text blob's bytes decoded with its ``charset`` (UTF-8 when absent or unknown); a leading
-    byte order mark is dropped."""
-    raw = base64.b64decode(blob)
+    """A text blob's bytes decoded with its ``charset`` (UTF-8 when the MIME type names none); a
+    leading byte order mark is dropped.
+
+    Raises:
+        PromptRefused: the charset named is not a character encoding (:func:`_codec`).
+    """
     match = _CHARSET.search(mime_type if isinstance(mime_type, str) else "")
-    charset = match.group(1) if match else "utf-8"
+    codec = _codec(match.group(1)) if match else "utf-8"
+    return base64.b64decode(blob).decode(codec, errors="replace").removeprefix("\ufeff")
+
+
+def _codec(charset: str) -> str:
+    """The Python codec of a MIME ``charset``: one ``codecs`` knows as a text encoding (bytes to
+    str, not a transform such as ``base64`` or ``rot13``) that is a charset (not ``idna``...)."""
     try:
-        text = raw.decode(charset, errors="replace")
-    except LookupError:
-        text = raw.decode("utf-8", errors="replace")
-    return text.removeprefix("\ufeff")
+        info = codecs.lookup(charset)
+    except (LookupError, ValueError):  # ValueError: a name with a NUL in it
+        info = None
+    if info is None or not info._is_text_encoding or info.name in _NOT_CHARSETS:
+        shown = charset[:60]
+        raise PromptRefused(f'unsupported charset "{shown}"', {"type": "resource", "charset": shown})
+    return info.name

@@ -36,8 +36,8 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 from .. import __version__
 from ..acp import SessionPublisher, advertise, negotiate_client, new_epoch
 from ..answers import MachineAnswers
-from ..events import AuthStatus
-from ..history import load_history
+from ..events import AuthStatus, Informational
+from ..history import TranscriptRead, load_history, read_transcript, unreadable_notice
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
@@ -182,17 +182,23 @@ class ClaudeAcpAgent:
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(session.id)
         return ClaudeAgentOptions(**kw)
 
-    def new_client(self, options: ClaudeAgentOptions, early: EarlyCli | None) -> SdkClient:
-        """The SDK client of a runtime; with ``early``, its transport adopts that Claude Code when
-        it is the one these options start (:mod:`lifecycle.agent.adopt`)."""
-        if early is None:
-            return self.client_factory(options)
+    def new_client(
+        self,
+        options: ClaudeAgentOptions,
+        early: EarlyCli | None,
+        on_permission_request: Callable[[Mapping[str, Any]], None] | None = None,
+    ) -> SdkClient:
+        """The SDK client of a runtime, on our transport (:mod:`lifecycle.agent.adopt`): it adopts
+        ``early`` when that is the Claude Code these options start, and reports each raw
+        ``can_use_tool`` request to ``on_permission_request`` (the flags the SDK drops)."""
         if self.client_factory is not ClaudeSDKClient:  # a test's stand-in: the early one is not used
-            early.discard("client_factory")
+            if early is not None:
+                early.discard("client_factory")
             return self.client_factory(options)
         from .adopt import AdoptingTransport
 
-        return ClaudeSDKClient(options, transport=AdoptingTransport(options, early))
+        transport = AdoptingTransport(options, early, on_permission_request=on_permission_request)
+        return ClaudeSDKClient(options, transport=transport)
 
     def accept_early(self, early: EarlyCli | None) -> None:
         """Take a Claude Code launched for the first ``session/new`` before the agent existed
@@ -227,7 +233,7 @@ class ClaudeAcpAgent:
             observer=observer,
             answers=self._answers,
         )
-        settings = initial_settings(self.config, self._env)
+        settings = initial_settings(self.config, self._env, cwd)  # Claude Code's own settings' mode too
         if self.config.permission_mode == "bypassPermissions" and settings.mode != "bypassPermissions":
             log.warning("session.bypass_not_available", session_id=session_id)
         settings.learn(self._server_info)  # what an earlier session's Claude Code offered
@@ -345,7 +351,7 @@ class ClaudeAcpAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse:
         cwd = self._cwd(cwd)
-        stored = await asyncio.to_thread(sdk_function("get_session_messages"), session_id, directory=cwd)
+        stored, read = await _stored_messages(session_id, cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
         session = await self._open(session_id, cwd, mcp_servers)
@@ -355,9 +361,14 @@ class ClaudeAcpAgent:
             session_id=session_id,
             epoch=session.publisher.ledger.epoch,
             entries=len(history.entries),
+            skipped_lines=len(read.skipped) if read else 0,
+            repaired_lines=len(read.repaired) if read else 0,
         )
         # Replayed through the fresh ledger before the answer (spec: session/load).
         await session.feed(history)
+        notice = unreadable_notice(read) if read else None
+        if notice is not None:  # what could not be read, after what could (a notice, not a failure)
+            await session.feed(Informational(content=notice, level="warning"))
         self._started(session)
         return LoadSessionResponse(**_session_state(session))
 
@@ -399,7 +410,7 @@ class ClaudeAcpAgent:
         """The Claude sessions stored for ``cwd`` (every project without one), newest first."""
         offset = 0
         if cursor is not None:
-            if not cursor.isdigit() or len(cursor) > 9:
+            if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:  # "٣" is a digit too
                 raise RequestError.invalid_params({"cursor": cursor[:80], "details": "invalid cursor"})
             offset = int(cursor)
         directory = self._cwd(cwd) if cwd is not None else None
@@ -426,8 +437,7 @@ class ClaudeAcpAgent:
 
     async def _set(self, session: _Session, config_id: object, value: object) -> None:
         try:
-            key, checked = session.settings.check_config(config_id, value)
-            await session.set_config(key, checked)
+            await session.set_config(config_id, value)  # checked there, once Claude Code runs
         except SettingsError as exc:
             raise RequestError.invalid_params({"details": str(exc)}) from None
 
@@ -464,6 +474,39 @@ class ClaudeAcpAgent:
 
 _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")
 _LIST_PAGE = 100  # sessions per session/list page
+
+
+async def _stored_messages(session_id: str, cwd: str) -> tuple[list[Any], TranscriptRead | None]:
+    """A stored session's messages, from ``get_session_messages``; when the SDK cannot decode the
+    transcript (it reads the whole file as strict UTF-8: a line torn inside a character, a stray
+    byte), from what :func:`lifecycle.history.read_transcript` reads of it, line by line, with what
+    it could not read. The messages are then built by the SDK's own chain (``parentUuid``) over an
+    in-memory store of the lines read, as ``get_session_messages`` builds them."""
+    try:
+        return await asyncio.to_thread(sdk_function("get_session_messages"), session_id, directory=cwd), None
+    except UnicodeDecodeError:
+        log.warning("session.load_undecodable", session_id=session_id)
+    from claude_agent_sdk import InMemorySessionStore, get_session_messages_from_store, project_key_for_directory
+
+    read = await asyncio.to_thread(_read_transcript_file, session_id, cwd)
+    if read is None:
+        return [], None
+    store = InMemorySessionStore()
+    entries: list[Any] = list(read.entries)  # the SDK's ``SessionStoreEntry``: a transcript line's object
+    await store.append({"project_key": project_key_for_directory(cwd), "session_id": session_id}, entries)
+    return await get_session_messages_from_store(store, session_id, directory=cwd), read
+
+
+def _read_transcript_file(session_id: str, cwd: str) -> TranscriptRead | None:
+    """The transcript file ``get_session_messages`` could not decode, read line by line (None: gone)."""
+    # The SDK's own lookup of that file (project folder, worktrees): no public function names it.
+    from claude_agent_sdk._internal.sessions import _resolve_session_file_path
+
+    path = _resolve_session_file_path(session_id, cwd)
+    try:
+        return None if path is None else read_transcript(path.read_bytes())
+    except OSError:
+        return None
 
 
 def _session_state(session: _Session) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import sys
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 import structlog
@@ -35,7 +35,9 @@ class _Agent(Protocol):
 
     def claude_options(self, session: Any, *, resume: bool) -> Any: ...
 
-    def new_client(self, options: Any, early: EarlyCli | None) -> SdkClient: ...
+    def new_client(
+        self, options: Any, early: EarlyCli | None, on_permission_request: Callable[[Mapping[str, Any]], None]
+    ) -> SdkClient: ...
 
     async def cancel_request(self, method: str, params: Any) -> None: ...
 
@@ -90,6 +92,7 @@ class _Session:
         self.cancelled: set[str] = set()  # turns sent to Claude whose remaining events are dropped
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
+        self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
         self.early_cli: EarlyCli | None = None  # Claude Code launched for this session before the agent existed
@@ -163,6 +166,10 @@ class _Session:
         return await self._ensure_runtime()
 
     async def _ensure_runtime(self) -> _Runtime:
+        async with self._starting:
+            return await self._start_runtime()
+
+    async def _start_runtime(self) -> _Runtime:
         rt = self.runtime
         if rt is not None and rt.alive:
             if rt.idle:
@@ -179,7 +186,7 @@ class _Session:
         resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
         options = self.agent.claude_options(self, resume=resume)
         early, self.early_cli = self.early_cli, None
-        new = _Runtime(self, generation, self.agent.new_client(options, early))
+        new = _Runtime(self, generation, self.agent.new_client(options, early, self.permissions.saw_permission_request))
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
         await new.start(self.agent.config.connect_timeout)
         if replacing:
@@ -193,8 +200,8 @@ class _Session:
         return new
 
     async def _learn(self, rt: _Runtime) -> None:
-        """Show what a new Claude Code offers: its models (``config_option_update``) and its slash
-        commands (``available_commands_update``)."""
+        """Show what a new Claude Code reports: the mode it is in (``current_mode_update``), its
+        models (``config_option_update``) and its slash commands (``available_commands_update``)."""
         try:
             info = await rt.server_info()
         except Exception as exc:
@@ -202,23 +209,35 @@ class _Session:
             return
         if info is not None:
             self.agent.saw_server_info(info)
-        if not self.settings.learn(info):
-            return
-        if self.settings.model not in [m["value"] for m in self.settings.models] and self.settings.models:
+        moved = self.settings.learn_mode(info)
+        learned = self.settings.learn(info)
+        updates: list[dict[str, Any]] = []
+        if moved:
+            log.info("session.mode_reported", session_id=self.id, mode=self.settings.mode)
+            updates.append({"sessionUpdate": "current_mode_update", "currentModeId": self.settings.mode})
+        if learned and self.settings.model not in [m["value"] for m in self.settings.models] and self.settings.models:
             log.info("session.model_not_listed", session_id=self.id)
-        await self.show(
-            [
-                {"sessionUpdate": "config_option_update", "configOptions": self.settings.config_options()},
-                {"sessionUpdate": "available_commands_update", "availableCommands": self.settings.commands},
-            ]
-        )
+        if moved or learned:
+            updates.append({"sessionUpdate": "config_option_update", "configOptions": self.settings.config_options()})
+        if learned:
+            updates.append({"sessionUpdate": "available_commands_update", "availableCommands": self.settings.commands})
+        await self.show(updates)
 
     # -------------------------------------------------------------- mode, model, effort
 
-    async def set_config(self, config_id: str, value: str) -> None:
-        """Apply a checked choice to the running Claude Code (no restart) and keep it for the
-        next runtime. Raises :class:`SettingsError` (the choice is not kept) when Claude Code
-        refuses it."""
+    async def set_config(self, config_id: object, value: object) -> None:
+        """Check a ``session/set_mode`` or ``session/set_config_option`` choice, apply it to the
+        running Claude Code (no restart) and keep it for the next runtime. A Claude Code still
+        starting is waited for first (its models are then known, and the choice is applied to it,
+        not lost). Raises :class:`SettingsError` (nothing changes) for a choice the session does
+        not offer or Claude Code refuses."""
+        early = self._early
+        if early is not None and not early.done():
+            await asyncio.wait({early})  # the early start (its failure is the first prompt's)
+        async with self._starting:
+            await self._set_config(*self.settings.check_config(config_id, value))
+
+    async def _set_config(self, config_id: str, value: str) -> None:
         rt = self.runtime
         live = rt is not None and rt.alive
         try:

@@ -32,7 +32,8 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Mapping, MutableMapping
+import warnings
+from collections.abc import Coroutine, Mapping, MutableMapping
 from typing import Any, Final
 
 import structlog
@@ -297,6 +298,29 @@ class _StdlibToStructlog(logging.Handler):
             self.handleError(record)
 
 
+def _log_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """``warnings.showwarning``: a Python warning (an SDK's advice) as one log line, with its
+    category only (the text may name the client's tools; no file name, no source line)."""
+    log.warning("python.warning", category=category.__name__)
+
+
+def _log_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The event loop's exception handler: what asyncio would print (a task's exception never
+    retrieved, a callback that raised) as one log line: where it was (``task``, ``future``,
+    ``handle``: asyncio's context keys) and the exception's type, never its text or traceback."""
+    exc = context.get("exception")
+    where = next((k for k in ("task", "future", "handle") if k in context), "loop")
+    log.error("asyncio.unhandled", where=where, error_type=type(exc).__name__ if exc is not None else None)
+
+
+async def _logged_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` with :func:`_log_loop_exception` as the loop's exception handler."""
+    asyncio.get_running_loop().set_exception_handler(_log_loop_exception)
+    await main
+
+
 def _redact_log_fields(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """A structlog processor: no credential, path or long text reaches a log line, whatever a
     field holds (a client's name, an SDK's log message)."""
@@ -334,8 +358,9 @@ def cli_main(argv: list[str]) -> int:
     root = logging.getLogger()
     root.handlers[:] = [_StdlibToStructlog()]
     root.setLevel(max(level, logging.WARNING))
+    warnings.showwarning = _log_warning
     try:
-        asyncio.run(serve(config_from_args(args), pause_gc=True))
+        asyncio.run(_logged_loop(serve(config_from_args(args), pause_gc=True)))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 0
     return 0

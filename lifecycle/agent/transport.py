@@ -28,7 +28,8 @@ parsed here; a line that does not parse is answered ``-32700`` and one that is n
 request, notification or response ``-32600`` (``id: null`` unless a valid id was found), and
 reading goes on; only a real end of input ends the connection. Outgoing: every error reply is
 bounded (short, redacted excerpts of whatever it echoes), every text is passed through
-:func:`lifecycle.redaction.mask_credentials`, and the backlog is bounded: while more than
+:func:`lifecycle.redaction.mask_credentials` except a permission question's and a tool card's
+(shown verbatim: what runs and what Claude was sent), and the backlog is bounded: while more than
 ``high_water`` bytes wait to be written, no new line is read (the client's unread replies stop
 the agent from taking more work; ``transport.input_paused`` and ``transport.input_resumed`` are
 logged when reading stops and starts again). A broken stdout ends the connection like end of input.
@@ -48,7 +49,7 @@ from typing import Any, Final, Protocol
 
 import structlog
 
-from ..redaction import mask_credentials, redact
+from ..redaction import VERBATIM_UPDATES, mask_credentials, redact
 
 __all__ = [
     "EXCERPT_CHARS",
@@ -272,6 +273,17 @@ def _masked(value: Any, key: str | None = None) -> Any:
     return value
 
 
+def _verbatim(message: dict[str, Any]) -> bool:
+    """A permission question or a tool card: shown exactly as it is (what runs, what Claude was
+    sent), never masked."""
+    method = message.get("method")
+    if method == "session/request_permission":
+        return True
+    params = message.get("params")
+    update = params.get("update") if method == "session/update" and isinstance(params, dict) else None
+    return isinstance(update, dict) and update.get("sessionUpdate") in VERBATIM_UPDATES
+
+
 def _depth_exceeds(value: Any, limit: int) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -402,7 +414,7 @@ class StdioTransport:
         if "error" in out:
             out["error"] = safe_error(out["error"])
         for key in ("result", "params", "error"):
-            if key in out:
+            if key in out and not (key == "params" and _verbatim(out)):
                 out[key] = _masked(out[key], None)
         try:
             return (json.dumps(out, separators=(",", ":")) + "\n").encode("utf-8")

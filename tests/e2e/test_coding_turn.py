@@ -61,6 +61,11 @@ class Script:
         with self._lock:
             return self._queue.popleft() if self._queue else self._then
 
+    def add(self, *replies: Any) -> None:
+        """Queue more answers (a test that scripts each prompt as it goes)."""
+        with self._lock:
+            self._queue.extend(replies)
+
     @property
     def left(self) -> int:
         with self._lock:
@@ -187,11 +192,15 @@ async def agent(
     raw_caps: dict[str, Any] | None = None,
     mcp_servers: list[Any] | None = None,
     project: Callable[[Path], None] | None = None,
+    prepare: Callable[[AgentWorkspace, dict[str, str]], None] | None = None,
+    args: tuple[str, ...] = (),
 ) -> AsyncIterator[Run]:
     """One agent and session. ``raw_caps``: ``clientCapabilities`` sent as raw JSON (the SDK's model
     drops ``session.notices``) instead of ``capable``'s; ``mcp_servers``: ``session/new``'s;
     ``project``: writes the project's files into the working directory before the agent starts
-    (Claude Code reads its settings and CLAUDE.md as it starts, before the first prompt)."""
+    (Claude Code reads its settings and CLAUDE.md as it starts, before the first prompt);
+    ``prepare``: changes the workspace and the agent's environment before it starts; ``args``:
+    the agent's command-line options."""
     ws = AgentWorkspace()
     ws._workspace(tmp_path)
     if project is not None:
@@ -199,6 +208,9 @@ async def agent(
     api = FakeAnthropicAPI(script)
     ws.api = api
     api.start()
+    env = ws.agent_env(2)
+    if prepare is not None:
+        prepare(ws, env)
     run = Run(ws, api, Client(answer))
     stderr = ws.stderr_path.open("w")
     try:
@@ -207,7 +219,8 @@ async def agent(
             sys.executable,
             "-m",
             "lifecycle.agent",
-            env=ws.agent_env(2),
+            *args,
+            env=env,
             cwd=str(ws.cwd),
             transport_kwargs={"stderr": stderr},
             observers=[run.observe],
@@ -370,7 +383,11 @@ def test_rejected_write_is_a_denial_claude_reacts_to_and_no_incident(tmp_path: P
     run_async(go())
 
 
-def test_allow_always_is_remembered_for_the_session(tmp_path: Path) -> None:
+def test_allow_always_gives_claude_code_its_accept_edits_for_the_session(tmp_path: Path) -> None:
+    """"Yes, allow all edits during this session" hands Claude Code its own suggestion (edits
+    accepted for the session): the next project edit is Claude Code's to allow, so it is not asked.
+    (What it still asks about: tests/e2e/test_permissions.py.)"""
+
     async def go() -> None:
         script = Script(
             tool_turn(tool_use("Write", "toolu_a", file_path="{cwd}/a.txt", content="a")),
