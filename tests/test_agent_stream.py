@@ -27,6 +27,7 @@ from claude_agent_sdk import (
 )
 from claude_agent_sdk.types import PermissionRuleValue, StreamEvent
 
+from lifecycle.agent.modes import SessionSettings
 from lifecycle.agent.permissions import DENIED_MESSAGE, WITHDRAWN_MESSAGE, PermissionBroker
 from lifecycle.agent.stream import MAX_TOOLS, StreamRenderer
 from lifecycle.events import Cancelled, Event, PromptStarted, QueryError
@@ -197,13 +198,15 @@ def test_usage_of_the_turn_and_the_context_after_the_last_answer() -> None:
 
 
 class FakeSession:
-    """A session around a real ledger (capable client); ``show`` records, ``cancel`` is counted."""
+    """What a broker is given of its session: a publisher around a real ledger (capable client)
+    whose ``show`` records, the session's renderer and settings (in plan mode, as a session whose
+    Claude asks to leave it), and a ``cancel`` that is counted."""
 
     def __init__(self) -> None:
-        self.id = "s1"
-        self.cwd = "/p"
+        self.session_id = "s1"
         self.ledger = SessionLedger("s1", negotiated=True, epoch="e")
         self.renderer = StreamRenderer("/p")
+        self.settings = SessionSettings(mode="plan")
         self.shown: list[dict[str, Any]] = []
         self.cancels = 0
 
@@ -211,33 +214,28 @@ class FakeSession:
         accepted = self.ledger.process(event, lambda out: None)
         return accepted
 
-    def question_open(self, tool_use_id: str) -> bool:
-        return self.ledger.question_open(tool_use_id)
-
-    async def show(self, updates: list[dict[str, Any]]) -> None:
+    async def show(self, updates: list[dict[str, Any]]) -> int:
         self.shown.extend(updates)
-
-    def tool_call_for_question(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any]:
-        return {"toolCallId": tool_use_id, "title": name, "rawInput": dict(tool_input)}
-
-    def announce_tool_call(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any] | None:
-        return self.renderer.ensure_tool_call(tool_use_id, name, tool_input)
-
-    def tool_running(self, tool_use_id: str) -> dict[str, Any] | None:
-        return self.renderer.mark_running(tool_use_id)
-
-    def tool_refused(self, tool_use_id: str) -> None:
-        self.renderer.mark_refused(tool_use_id)
+        return len(updates)
 
     async def cancel(self) -> None:
         self.cancels += 1
         await self.feed(Cancelled())
 
-    bypass_allowed = False
-    modes: list[str] = []  # noqa: RUF012 (per instance below)
+    @property
+    def modes(self) -> list[str]:
+        """The modes the editor was told of (``current_mode_update``)."""
+        return [u["currentModeId"] for u in self.shown if u.get("sessionUpdate") == "current_mode_update"]
 
-    async def mode_changed_by_claude(self, mode: str) -> None:
-        self.modes = [*self.modes, mode]
+    def broker(self, conn: Any) -> PermissionBroker:
+        return PermissionBroker(
+            self,  # type: ignore[arg-type]
+            self.renderer,
+            self.settings,
+            conn,
+            cwd="/p",
+            on_cancelled=self.cancel,
+        )
 
 
 class FakeConn:
@@ -274,7 +272,7 @@ def in_turn(*answers: Any) -> tuple[FakeSession, FakeConn, PermissionBroker]:
     session = FakeSession()
     session.ledger.process(PromptStarted(turn_id="t1"), lambda out: None)
     conn = FakeConn(*answers)
-    return session, conn, PermissionBroker(session, conn)  # type: ignore[arg-type]
+    return session, conn, session.broker(conn)
 
 
 WRITE = {"file_path": "/p/a.txt", "content": "a"}
@@ -448,7 +446,7 @@ def test_a_question_outside_a_turn_is_refused_without_asking() -> None:
     async def go() -> None:
         session = FakeSession()
         conn = FakeConn(selected("allow-once"))
-        broker = PermissionBroker(session, conn)  # type: ignore[arg-type]
+        broker = session.broker(conn)
         result = await ask(broker)
         assert isinstance(result, PermissionResultDeny)
         assert conn.asked == []

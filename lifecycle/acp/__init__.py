@@ -356,18 +356,35 @@ class SessionPublisher:
                 concurrent prompt); nothing was planned.
         """
         async with self._lock:
-            if isinstance(event, PromptStarted):
-                # Registered first so the settlement always finds its waiter.
-                self._turns[event.turn_id] = asyncio.get_running_loop().create_future()
-                try:
-                    accepted = self._ledger.feed(event, runtime=runtime)
-                except BaseException:
-                    self._turns.pop(event.turn_id, None)
-                    raise
-            else:
+            return await self._feed(event, runtime)
+
+    async def emit(
+        self, updates: Iterable[Mapping[str, Any]], event: Event | None = None, *, runtime: int | None = None
+    ) -> bool:
+        """One step of a message: its transcript ``updates`` (as :meth:`show`), then its ``event``
+        (as :meth:`feed`), under one hold of the session's lock, so no other feeder's sends come
+        between a message's updates and its records.
+
+        Returns:
+            What :meth:`feed` returns for ``event``; False when there is none.
+        """
+        async with self._lock:
+            await self._show(updates)
+            return await self._feed(event, runtime) if event is not None else False
+
+    async def _feed(self, event: Event, runtime: int | None) -> bool:
+        if isinstance(event, PromptStarted):
+            # Registered first so the settlement always finds its waiter.
+            self._turns[event.turn_id] = asyncio.get_running_loop().create_future()
+            try:
                 accepted = self._ledger.feed(event, runtime=runtime)
-            await self._drain()
-            return accepted
+            except BaseException:
+                self._turns.pop(event.turn_id, None)
+                raise
+        else:
+            accepted = self._ledger.feed(event, runtime=runtime)
+        await self._drain()
+        return accepted
 
     async def show(self, updates: Iterable[Mapping[str, Any]]) -> int:
         """Send transcript updates the ledger does not plan (streamed chunks, tool calls and
@@ -383,19 +400,22 @@ class SessionPublisher:
         Returns:
             How many updates were sent.
         """
-        sent = 0
         async with self._lock:
-            for update in updates:
-                try:
-                    verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
-                    model = acp_update(dict(update) if verbatim else _mask_strings(update, self._secrets.mask))
-                    await self._conn.session_update(self._ledger.session_id, model)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    self.failed_sends += 1
-                else:
-                    sent += 1
+            return await self._show(updates)
+
+    async def _show(self, updates: Iterable[Mapping[str, Any]]) -> int:
+        sent = 0
+        for update in updates:
+            try:
+                verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
+                model = acp_update(dict(update) if verbatim else _mask_strings(update, self._secrets.mask))
+                await self._conn.session_update(self._ledger.session_id, model)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self.failed_sends += 1
+            else:
+                sent += 1
         return sent
 
     async def outcome(self, turn_id: str) -> PromptResponse:

@@ -27,8 +27,8 @@ Theory of operation
 -------------------
 :class:`McpServers` belongs to one session: the ``mcp_servers`` the client gave and what the
 client negotiated. :meth:`McpServers.startup_notices` turns an ``init`` message's statuses into
-what to send (pure; it remembers what it reported), and :func:`report_startup_failures` sends it through the
-session: the ledger's existing lanes carry the notice (``Informational`` for the ACP notice,
+what to send (pure; it remembers what it reported), and :mod:`lifecycle.agent.translate` makes
+each a step of the ``init`` message: the ledger's existing lanes carry the notice (``Informational`` for the ACP notice,
 ``ModelFallback``'s notice record for a capable client), the legacy line goes out as a transcript
 update. Nothing here imports an SDK at import time.
 """
@@ -36,7 +36,7 @@ update. Nothing here imports an SDK at import time.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
@@ -46,7 +46,7 @@ from .config import MCP_CAPABILITIES
 if TYPE_CHECKING:
     from acp.schema import McpCapabilities
 
-__all__ = ["MCP_CAPABILITIES", "McpServers", "mcp_capabilities", "mcp_config", "report_startup_failures"]
+__all__ = ["MCP_CAPABILITIES", "McpServers", "mcp_capabilities", "mcp_config"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -149,27 +149,3 @@ class McpServers:
             "content": {"type": "text", "text": f"**{title}:** {description}"},
             "_meta": {"claudeCode": {"kind": "mcpServerStatus", "server": name, "status": status}},
         }
-
-
-class _Session(Protocol):
-    """What :func:`report_startup_failures` uses of a session (:class:`lifecycle.agent.session._Session`)."""
-
-    mcp: McpServers
-
-    async def feed(self, event: Event, *, runtime: int | None = None) -> bool: ...
-
-    async def show(self, updates: list[dict[str, Any]]) -> None: ...
-
-
-async def report_startup_failures(session: _Session, message: object) -> None:
-    """Show the startup failures of the session's MCP servers that a ``system``/``init`` message
-    reports (any other message is ignored)."""
-    if getattr(message, "subtype", None) != "init" or not session.mcp.config:
-        return
-    data = getattr(message, "data", None)
-    statuses = data.get("mcp_servers") if isinstance(data, Mapping) else None
-    for item in session.mcp.startup_notices(statuses):
-        if isinstance(item, dict):
-            await session.show([item])
-        else:
-            await session.feed(item)

@@ -48,14 +48,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import structlog
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
 
-from ..events import Event, PermissionAnswered, PermissionAsked
+from ..events import PermissionAnswered, PermissionAsked
 from .always import always_option, always_updates
+from .tool_calls import tool_call_start
+
+if TYPE_CHECKING:
+    from ..acp import SessionPublisher
+    from .modes import SessionSettings
+    from .stream import StreamRenderer
 
 __all__ = [
     "ALLOW_ALWAYS",
@@ -94,36 +100,6 @@ EXIT_PLAN_MODES: Final = {
 }
 
 
-class _Session(Protocol):
-    """What the broker uses of its session (:class:`lifecycle.agent.session._Session`)."""
-
-    id: str
-    cwd: str
-
-    async def feed(self, event: Event, *, runtime: int | None = None) -> bool: ...
-
-    def question_open(self, tool_use_id: str) -> bool: ...
-
-    async def show(self, updates: list[dict[str, Any]]) -> None: ...
-
-    def tool_call_for_question(self, tool_use_id: str, name: str, tool_input: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    def announce_tool_call(
-        self, tool_use_id: str, name: str, tool_input: Mapping[str, Any]
-    ) -> dict[str, Any] | None: ...
-
-    def tool_running(self, tool_use_id: str) -> dict[str, Any] | None: ...
-
-    def tool_refused(self, tool_use_id: str) -> None: ...
-
-    async def cancel(self) -> None: ...
-
-    @property
-    def bypass_allowed(self) -> bool: ...
-
-    async def mode_changed_by_claude(self, mode: str) -> None: ...
-
-
 class _Connection(Protocol):
     async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any: ...
 
@@ -159,13 +135,50 @@ def permission_options(
 class PermissionBroker:
     """One session's permission questions (see the module)."""
 
-    def __init__(self, session: _Session, conn: _Connection | None) -> None:
-        self._session = session
+    def __init__(
+        self,
+        publisher: SessionPublisher,
+        renderer: StreamRenderer,
+        settings: SessionSettings,
+        conn: _Connection | None,
+        *,
+        cwd: str,
+        on_cancelled: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._publisher = publisher
+        self._renderer = renderer
+        self._settings = settings
         self._conn = conn
+        self._cwd = cwd
+        self._on_cancelled = on_cancelled  # a ``cancelled`` answer cancels the turn (ACP)
         self._waiting: dict[str, asyncio.Future[Any]] = {}  # tool use id -> the client's answer
         self._request_ids: dict[str, object] = {}  # tool use id -> the JSON-RPC id of its request
         self._flags: dict[str, bool] = {}  # tool use id -> forced ask (from the raw request)
         self._tasks: set[asyncio.Future[None]] = set()  # cancels a ``cancelled`` answer started
+
+    @property
+    def _id(self) -> str:
+        return self._publisher.session_id
+
+    def _open(self, tool_use_id: str) -> bool:
+        return self._publisher.ledger.question_open(tool_use_id)
+
+    async def _show(self, updates: list[dict[str, Any]]) -> None:
+        if updates:
+            await self._publisher.show(updates)
+
+    async def _mode_changed(self, mode: str) -> None:
+        """Claude Code switched its own mode (a plan was accepted, an "always" set one): tell the
+        editor."""
+        if mode == self._settings.mode:
+            return
+        self._settings.mode = mode
+        await self._show(
+            [
+                {"sessionUpdate": "current_mode_update", "currentModeId": mode},
+                {"sessionUpdate": "config_option_update", "configOptions": self._settings.config_options()},
+            ]
+        )
 
     @property
     def open_requests(self) -> int:
@@ -193,62 +206,62 @@ class PermissionBroker:
         """The SDK's ``can_use_tool``: ask the client (see the module's rules)."""
         result = await self._decide(tool_name, tool_input, context)
         if isinstance(result, PermissionResultDeny) and isinstance(context.tool_use_id, str):
-            self._session.tool_refused(context.tool_use_id)
+            self._renderer.mark_refused(context.tool_use_id)
         return result
 
     async def _decide(
         self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow | PermissionResultDeny:
-        session = self._session
+        sid = self._id
         tool_input = tool_input if isinstance(tool_input, dict) else {}
         tool_id = context.tool_use_id if isinstance(context.tool_use_id, str) and context.tool_use_id else None
         if tool_id is None:
-            log.warning("permission.no_tool_use_id", session_id=session.id)
+            log.warning("permission.no_tool_use_id", session_id=sid)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
         try:
-            await session.feed(PermissionAsked(tool_use_id=tool_id))
+            await self._publisher.feed(PermissionAsked(tool_use_id=tool_id))
         except Exception as exc:  # e.g. the same id asked twice: the machine refuses it
-            log.warning("permission.refused", session_id=session.id, tool_use_id=tool_id, error_type=type(exc).__name__)
+            log.warning("permission.refused", session_id=sid, tool_use_id=tool_id, error_type=type(exc).__name__)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
-        if not session.question_open(tool_id):
-            log.info("permission.not_asked", session_id=session.id, tool_use_id=tool_id)
+        if not self._open(tool_id):
+            log.info("permission.not_asked", session_id=sid, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
         # Unknown flags (a request the transport did not see) count as forced: no "always".
         forced = self._flags.pop(tool_id, True)
         updates = always_updates(tool_name, tool_input, context.suggestions, forced_ask=forced)
-        always = always_option(tool_name, tool_input, updates, cwd=session.cwd, display_name=context.display_name)
+        always = always_option(tool_name, tool_input, updates, cwd=self._cwd, display_name=context.display_name)
         log.info(
-            "permission.ask", session_id=session.id, tool_use_id=tool_id, forced_ask=forced, always=always is not None
+            "permission.ask", session_id=sid, tool_use_id=tool_id, forced_ask=forced, always=always is not None
         )
         try:
             option = await self._ask(tool_id, tool_name, tool_input, always)
-            still_open = session.question_open(tool_id)
+            still_open = self._open(tool_id)
         finally:
             with contextlib.suppress(Exception):
-                await session.feed(PermissionAnswered(tool_use_id=tool_id))
+                await self._publisher.feed(PermissionAnswered(tool_use_id=tool_id))
         if not still_open:
-            log.info("permission.withdrawn", session_id=session.id, tool_use_id=tool_id)
+            log.info("permission.withdrawn", session_id=sid, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
-        log.info("permission.answered", session_id=session.id, tool_use_id=tool_id, option=option)
+        log.info("permission.answered", session_id=sid, tool_use_id=tool_id, option=option)
         if option == ALLOW_ONCE:
             await self._running(tool_id)
             return PermissionResultAllow(updated_input=tool_input)
         if option in EXIT_PLAN_MODES and tool_name == "ExitPlanMode":
             mode = EXIT_PLAN_MODES[option]
             await self._running(tool_id)
-            await session.mode_changed_by_claude(mode)
+            await self._mode_changed(mode)
             update = PermissionUpdate(type="setMode", mode=mode, destination="session")  # type: ignore[arg-type]
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=[update])
         if option == ALLOW_ALWAYS and always is not None and updates:
             await self._running(tool_id)
             for update in updates:
                 if update.type == "setMode" and isinstance(update.mode, str):
-                    await session.mode_changed_by_claude(update.mode)
+                    await self._mode_changed(update.mode)
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=list(updates))
         if option == "cancelled":
             # The client cancelled the question: the turn is cancelled (ACP: the client sends
             # ``cancelled`` for a prompt turn it cancels).
-            task = asyncio.ensure_future(session.cancel())
+            task = asyncio.ensure_future(self._on_cancelled())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
@@ -259,34 +272,37 @@ class PermissionBroker:
         return PermissionResultDeny(message=UNREADABLE_MESSAGE)
 
     async def _running(self, tool_id: str) -> None:
-        update = self._session.tool_running(tool_id)
+        update = self._renderer.mark_running(tool_id)
         if update is not None:
-            await self._session.show([update])
+            await self._show([update])
 
     async def _ask(self, tool_id: str, tool_name: str, tool_input: dict[str, Any], always: str | None) -> str | None:
         """The option the client selected, ``"cancelled"``, or None (no usable answer)."""
-        session = self._session
-        announce = session.announce_tool_call(tool_id, tool_name, tool_input)
+        sid = self._id
+        announce = self._renderer.ensure_tool_call(tool_id, tool_name, tool_input)
         if announce is not None:
-            await session.show([announce])
-        if self._conn is None or not session.question_open(tool_id):
+            await self._show([announce])
+        if self._conn is None or not self._open(tool_id):
             return None
         from acp.schema import PermissionOption, ToolCallUpdate
 
-        fields = session.tool_call_for_question(tool_id, tool_name, tool_input)
+        fields = tool_call_start(tool_id, tool_name, tool_input, cwd=self._cwd)
+        fields.pop("sessionUpdate", None)
+        fields.pop("status", None)
         exact = _exact_input(tool_input)
         if exact is None:  # never ask with part of what would run
-            log.warning("permission.input_too_large", session_id=session.id, tool_use_id=tool_id)
+            log.warning("permission.input_too_large", session_id=sid, tool_use_id=tool_id)
             return None
         fields["rawInput"] = exact
         try:
             tool_call = ToolCallUpdate.model_validate(fields)
-            offered = permission_options(tool_name, tool_input, always=always, bypass_allowed=session.bypass_allowed)
+            bypass = self._settings.allow_bypass
+            offered = permission_options(tool_name, tool_input, always=always, bypass_allowed=bypass)
             options = [PermissionOption.model_validate(o) for o in offered]
         except Exception as exc:  # a rendering the schema refuses: never ask with half a question
-            log.error("permission.unrenderable", session_id=session.id, error_type=type(exc).__name__)
+            log.error("permission.unrenderable", session_id=sid, error_type=type(exc).__name__)
             return None
-        request = asyncio.ensure_future(self._conn.request_permission(session.id, tool_call, options))
+        request = asyncio.ensure_future(self._conn.request_permission(sid, tool_call, options))
         self._waiting[tool_id] = request
         try:
             response = await request
@@ -296,7 +312,7 @@ class PermissionBroker:
             raise
         except Exception as exc:  # an error reply, a client that is gone
             log.warning(
-                "permission.request_failed", session_id=session.id, tool_use_id=tool_id, error_type=type(exc).__name__
+                "permission.request_failed", session_id=sid, tool_use_id=tool_id, error_type=type(exc).__name__
             )
             return None
         finally:
@@ -314,7 +330,7 @@ class PermissionBroker:
             self._waiting.pop(tool_id, None)
             request_id = self._request_ids.pop(tool_id, None)
             request.cancel()
-            log.info("permission.withdraw", session_id=self._session.id, tool_use_id=tool_id)
+            log.info("permission.withdraw", session_id=self._id, tool_use_id=tool_id)
             if notify is not None and request_id is not None:
                 with contextlib.suppress(Exception):
                     await notify("$/cancel_request", {"requestId": request_id})

@@ -17,7 +17,6 @@ from acp.schema import PromptResponse, Usage
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
-from . import tool_calls
 from .config import AgentConfig
 from .launch import EarlyCli
 from .mcp import McpServers
@@ -26,6 +25,7 @@ from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import SdkClient, _Runtime
 from .stream import StreamRenderer
+from .translate import Step, runtime_end, translate
 
 
 class _Agent(Protocol):
@@ -83,13 +83,14 @@ class _Session:
         self.cwd = cwd
         self.publisher = publisher
         self.renderer = StreamRenderer(cwd)
-        self.permissions = PermissionBroker(self, conn)
+        self.permissions = PermissionBroker(
+            publisher, self.renderer, self.settings, conn, cwd=cwd, on_cancelled=self.cancel
+        )
         self.mcp = McpServers()  # the client's MCP servers (set by session/new, load)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
         self.current_turn: str | None = None
-        self.cancelled: set[str] = set()  # turns sent to Claude whose remaining events are dropped
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
@@ -101,12 +102,50 @@ class _Session:
         if self.closed:
             return False
         accepted = await self.publisher.feed(event, runtime=runtime)
+        await self._withdraw_if_over()
+        return accepted
+
+    async def _withdraw_if_over(self) -> None:
         if self.permissions.open_requests:
             turn = self.publisher.ledger.turn
             if turn is None or turn.settled:
                 # The turn left in_turn (cancel, loss, settlement): its questions are withdrawn.
                 await self.permissions.withdraw(self.agent.cancel_request)
-        return accepted
+
+    # -------------------------------------------------------------- what Claude Code sends
+
+    def _quiet(self) -> bool:
+        """The turn shows nothing more: the ledger's flow, the one owner of "cancelled"."""
+        return self.publisher.ledger.flow == "cancelled"
+
+    async def receive(self, message: object, generation: int) -> bool:
+        """The runtime's pump hands each SDK message here: it is translated once
+        (:func:`lifecycle.agent.translate.translate`) and each step sent as one publisher step.
+        Returns whether it ended the turn in flight."""
+        try:
+            steps, ends = translate(message, self.renderer, self.mcp, quiet=self._quiet())
+            await self._emit(steps, generation)
+        except Exception as exc:  # an adapter bug, not a runtime failure
+            log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)
+            with contextlib.suppress(Exception):
+                await self.feed(InternalError(), runtime=generation)
+            return False
+        return ends
+
+    async def runtime_ended(self, generation: int, exc: BaseException | None) -> None:
+        """The runtime's stream ended (``exc``: how it failed)."""
+        current = generation == self.runtime_generation
+        await self._emit(runtime_end(self.renderer, exc, quiet=self._quiet() or not current), generation)
+
+    async def _emit(self, steps: list[Step], generation: int) -> None:
+        """Each step's updates (not from a replaced runtime, which shows nothing), then its event
+        (the ledger refuses a replaced runtime's), under one hold of the publisher's lock."""
+        current = generation == self.runtime_generation
+        for step in steps:
+            if self.closed:
+                return
+            await self.publisher.emit(step.updates if current else [], step.event, runtime=generation)
+        await self._withdraw_if_over()
 
     @property
     def runtime_generation(self) -> int:
@@ -119,24 +158,6 @@ class _Session:
         """Send transcript updates that are not the ledger's (chunks, tool calls, plan, usage)."""
         if updates and not self.closed:
             await self.publisher.show(updates)
-
-    def question_open(self, tool_use_id: str) -> bool:
-        return not self.closed and self.publisher.ledger.question_open(tool_use_id)
-
-    def announce_tool_call(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any] | None:
-        return self.renderer.ensure_tool_call(tool_use_id, name, tool_input)
-
-    def tool_call_for_question(self, tool_use_id: str, name: str, tool_input: Any) -> dict[str, Any]:
-        fields = tool_calls.tool_call_start(tool_use_id, name, tool_input, cwd=self.cwd)
-        fields.pop("sessionUpdate", None)
-        fields.pop("status", None)
-        return fields
-
-    def tool_running(self, tool_use_id: str) -> dict[str, Any] | None:
-        return self.renderer.mark_running(tool_use_id)
-
-    def tool_refused(self, tool_use_id: str) -> None:
-        self.renderer.mark_refused(tool_use_id)
 
     # -------------------------------------------------------------- starting Claude Code
 
@@ -180,13 +201,13 @@ class _Session:
         if rt is not None:
             await rt.close()
             self.runtime = None
-            self.cancelled.clear()  # whatever the old runtime still owed is refused as stale anyway
         ledger = self.publisher.ledger
         generation = ledger.runtime + 1 if replacing else ledger.runtime
         resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
         options = self.agent.claude_options(self, resume=resume)
         early, self.early_cli = self.early_cli, None
-        new = _Runtime(self, generation, self.agent.new_client(options, early, self.permissions.saw_permission_request))
+        client = self.agent.new_client(options, early, self.permissions.saw_permission_request)
+        new = _Runtime(self.id, generation, client, self.receive, self.runtime_ended)
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
         await new.start(self.agent.config.connect_timeout)
         if replacing:
@@ -263,22 +284,6 @@ class _Session:
             self.settings.effort = value
         log.info("session.config_set", session_id=self.id, config_id=config_id, value=value, live=live)
 
-    @property
-    def bypass_allowed(self) -> bool:
-        return self.settings.allow_bypass
-
-    async def mode_changed_by_claude(self, mode: str) -> None:
-        """Claude Code switched its own mode (a plan was accepted): tell the editor."""
-        if mode == self.settings.mode:
-            return
-        self.settings.mode = mode
-        await self.show(
-            [
-                {"sessionUpdate": "current_mode_update", "currentModeId": mode},
-                {"sessionUpdate": "config_option_update", "configOptions": self.settings.config_options()},
-            ]
-        )
-
     async def run_prompt(self, content: PromptContent) -> PromptResponse:
         prompt = _Prompt()
         self.prompts.append(prompt)  # before the first await: a cancel from now on sees it
@@ -353,7 +358,6 @@ class _Session:
                 await self.feed(QueryError(message=type(exc).__name__))
                 return
             if prompt.cancelled.is_set():
-                self.cancelled.discard(turn_id)
                 return  # cancelled while the runtime was starting: nothing to send
             try:
                 await rt.send(turn_id, content)
@@ -378,7 +382,6 @@ class _Session:
         for turn in started:
             if turn != self.current_turn:
                 continue
-            self.cancelled.add(turn)
             await self.feed(Cancelled())
             rt = self.runtime
             if rt is not None and rt.alive:

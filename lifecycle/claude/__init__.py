@@ -36,7 +36,16 @@ from ..events import (
 )
 from ..history import text_of
 
-__all__ = ["MalformedMessage", "from_sdk_exception", "from_sdk_message", "from_stream_json", "text_of"]
+__all__ = [
+    "MalformedMessage",
+    "from_sdk_exception",
+    "from_sdk_message",
+    "from_stream_json",
+    "sdk_assistant",
+    "sdk_result",
+    "sdk_system",
+    "text_of",
+]
 
 
 def _str(value: object) -> str | None:
@@ -193,24 +202,43 @@ def from_sdk_message(message: object) -> Event | None:
     """Translate a ``claude_agent_sdk`` message object into an event, or None for traffic."""
     name = type(message).__name__
     if name == "AssistantMessage":
-        model = getattr(message, "model", None)
-        return Assistant(
-            text=text_of(getattr(message, "content", None)),
-            model=_str(model),
-            error=_error_kind(getattr(message, "error", None)),
-            top_level=getattr(message, "parent_tool_use_id", None) is None,
-            uuid=_str(getattr(message, "uuid", None)),
-        )
+        return sdk_assistant(message)
     if name == "ResultMessage":
-        return _result(
-            getattr(message, "subtype", None),
-            getattr(message, "is_error", None),
-            getattr(message, "result", None),
-            getattr(message, "errors", None),
-            getattr(message, "api_error_status", None),
-            getattr(message, "stop_reason", None),
-            getattr(message, "terminal_reason", None),
-        )
+        return sdk_result(message)
+    return sdk_system(message)
+
+
+def sdk_assistant(message: object, *, shown: bool = False, refusal: str | None = None) -> Assistant:
+    """An ``AssistantMessage`` as its event; ``shown`` and ``refusal`` are what the adapter
+    already knows of it (its text reached the client as streamed deltas; the refusal explanation
+    its stream carried)."""
+    model = getattr(message, "model", None)
+    return Assistant(
+        text=text_of(getattr(message, "content", None)),
+        model=_str(model),
+        error=_error_kind(getattr(message, "error", None)),
+        top_level=getattr(message, "parent_tool_use_id", None) is None,
+        uuid=_str(getattr(message, "uuid", None)),
+        refusal=refusal,
+        shown=shown,
+    )
+
+
+def sdk_result(message: object) -> Event:
+    """A ``ResultMessage`` as its event."""
+    return _result(
+        getattr(message, "subtype", None),
+        getattr(message, "is_error", None),
+        getattr(message, "result", None),
+        getattr(message, "errors", None),
+        getattr(message, "api_error_status", None),
+        getattr(message, "stop_reason", None),
+        getattr(message, "terminal_reason", None),
+    )
+
+
+def sdk_system(message: object) -> Event | None:
+    """A ``SystemMessage`` (``subtype`` and ``data``) as its event, or None for traffic."""
     data = getattr(message, "data", None)
     subtype = getattr(message, "subtype", None)
     if isinstance(data, Mapping) and isinstance(subtype, str):

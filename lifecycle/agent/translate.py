@@ -1,0 +1,127 @@
+"""One Claude message, translated once: the transcript updates it shows and the event the ledger
+judges, in the order they are sent.
+
+Rules
+-----
+* Every SDK message is dispatched here, once, by its class name; nothing else looks at it. The
+  renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
+  only it knows (the text already streamed: ``shown``; the refusal explanation the stream
+  carried); the event is built with those facts (:mod:`lifecycle.claude`'s ``sdk_*``), never
+  patched afterwards.
+* ``quiet`` is the one predicate for "this turn shows nothing more": the ledger's flow is
+  ``cancelled`` (its single owner, :attr:`lifecycle.ledger.SessionLedger.flow`). A quiet message
+  shows nothing, and its turn's events (:data:`TURN_EVENTS`) are not judged; the renderer still
+  sees it, so tool calls and streamed text stay consistent for the next turn. Other events
+  (authentication, system notices) are judged whatever the turn.
+* A ``system``/``init`` message also reports the client's MCP servers that failed to start
+  (:meth:`lifecycle.agent.mcp.McpServers.startup_notices`): each is a step of its own, whatever
+  the turn (they are the session's, not the turn's).
+* A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
+  judged as nothing; its updates are still shown.
+
+Theory of operation
+-------------------
+:func:`translate` is sans-I/O: it returns the :class:`Step` list and whether the message ends the
+turn in flight (a result). The session sends each step with
+:meth:`lifecycle.acp.SessionPublisher.emit`: the updates, then the event, under one lock.
+:func:`runtime_end` is the same for Claude Code going away: the tool calls left open fail, then
+the loss is judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import structlog
+
+from ..claude import from_sdk_exception, sdk_assistant, sdk_result, sdk_system
+from ..errors import LifecycleError
+from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, Result
+from .mcp import McpServers
+from .stream import StreamRenderer
+
+__all__ = ["TURN_EVENTS", "Step", "runtime_end", "translate"]
+
+log = structlog.get_logger("lifecycle.agent")
+
+#: Events that belong to the turn in flight: not judged while the turn shows nothing more.
+TURN_EVENTS: Final = (Assistant, Result, ApiRetry, ModelFallback)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """Updates to show, then an event to judge (either may be empty)."""
+
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    event: Event | None = None
+
+
+def _event(build: Any, message: object, **facts: Any) -> Event | None:
+    try:
+        event: Event | None = build(message, **facts)
+    except LifecycleError:
+        log.warning("runtime.malformed_message", kind=type(message).__name__)
+        return None
+    return event
+
+
+def translate(
+    message: object, renderer: StreamRenderer, mcp: McpServers, *, quiet: bool
+) -> tuple[list[Step], bool]:
+    """The steps ``message`` makes, and whether it ends the turn in flight (see the module)."""
+    kind = type(message).__name__
+    if kind == "StreamEvent":  # the hot path of a streamed turn: chunks, nothing to judge
+        updates = renderer.stream_event(message)
+        return ([] if quiet or not updates else [Step(updates)]), False
+    steps: list[Step] = []
+    event: Event | None = None
+    updates = []
+    if kind == "AssistantMessage":
+        updates, shown = renderer.assistant(message)
+        refusal = renderer.refusal() if getattr(message, "stop_reason", None) == "refusal" else None
+        event = _event(sdk_assistant, message, shown=shown, refusal=refusal)
+    elif kind == "UserMessage":
+        updates = renderer.user(message)
+    elif kind == "ResultMessage":
+        if not quiet:
+            updates = renderer.close_open_tools() + renderer.result(message)
+        event = _event(sdk_result, message)
+    else:
+        if kind == "SystemMessage":
+            steps.extend(_startup_failures(mcp, message))
+        event = _event(sdk_system, message)
+    if quiet:
+        updates = []
+        if isinstance(event, TURN_EVENTS):
+            log.info("runtime.cancelled_turn_event_dropped", kind=kind)
+            event = None
+    if updates or event is not None:
+        steps.append(Step(updates, event))
+    return steps, kind == "ResultMessage"
+
+
+def _startup_failures(mcp: McpServers, message: object) -> list[Step]:
+    """The steps reporting the client's MCP servers that a ``system``/``init`` message says did
+    not start."""
+    if getattr(message, "subtype", None) != "init" or not mcp.config:
+        return []
+    data = getattr(message, "data", None)
+    statuses = data.get("mcp_servers") if isinstance(data, Mapping) else None
+    return [Step([item]) if isinstance(item, dict) else Step(event=item) for item in mcp.startup_notices(statuses)]
+
+
+def runtime_end(renderer: StreamRenderer, exc: BaseException | None, *, quiet: bool) -> list[Step]:
+    """Claude Code went away (``exc``: how its stream failed; None: it ended): the tool calls it
+    left open fail (unless the turn shows nothing more), then the loss is judged. An SDK
+    ``ResultError`` (Claude Code exited after an error result, which was seen) is that result,
+    then a loss: a long-lived runtime that exits is lost, whatever it said last."""
+    closing = [] if quiet else renderer.close_open_tools()
+    if exc is None:
+        return [Step(closing, QueryEnded())]
+    event = from_sdk_exception(exc)
+    steps = [Step(closing, event)]
+    if not isinstance(event, QueryError):
+        steps.append(Step(event=QueryError(message=type(exc).__name__)))
+    return steps
