@@ -14,7 +14,10 @@ Rules
   whether a capable client sees the prose or a record.
 * Every ``tool_use`` block becomes one ``tool_call`` (:mod:`lifecycle.agent.tool_calls`), once:
   from the consolidated message, or earlier when a permission question needs it
-  (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead.
+  (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead. A
+  subagent's tool call (its message has ``parent_tool_use_id``) is shown like any other, and each
+  of its updates names the Agent/Task tool call of that subagent
+  (``_meta.claudeCode.parentToolUseId``, the reference's key).
 * A ``tool_result`` block (in a ``user`` message) ends its tool call: ``in_progress`` first if
   nothing said it was running (an allowed permission question says so when it is answered; a
   denied tool, or one Claude Code refused to run (``<tool_use_error>``: invalid input, a deny rule),
@@ -93,16 +96,32 @@ def _context(usage: Mapping[str, Any]) -> int:
     return sum(_count(usage.get(k)) for k in keys)
 
 
+def _parent(message: object) -> str | None:
+    parent = getattr(message, "parent_tool_use_id", None)
+    return parent if isinstance(parent, str) and parent else None
+
+
+def _stamped(update: dict[str, Any], tool: _Tool | None) -> dict[str, Any]:
+    """``update`` naming the subagent's Agent/Task tool call it belongs to, as the reference
+    does (``_meta.claudeCode.parentToolUseId``)."""
+    if tool is not None and tool.parent is not None:
+        meta = dict(update.get("_meta") or {})
+        meta["claudeCode"] = {**(meta.get("claudeCode") or {}), "parentToolUseId": tool.parent}
+        update["_meta"] = meta
+    return update
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 class _Tool:
-    __slots__ = ("announced", "input", "name", "refused", "running")
+    __slots__ = ("announced", "input", "name", "parent", "refused", "running")
 
-    def __init__(self, name: str, tool_input: Mapping[str, Any]) -> None:
+    def __init__(self, name: str, tool_input: Mapping[str, Any], parent: str | None) -> None:
         self.name = name
         self.input = tool_input
+        self.parent = parent  # the Agent/Task tool use of the subagent that made it
         self.announced = False
         self.running = False
         self.refused = False  # its permission was denied: it never ran
@@ -176,7 +195,7 @@ class StreamRenderer:
             if isinstance(block, Mapping) and block.get("type") == "tool_use":
                 tool_id, name = block.get("id"), block.get("name")
                 if isinstance(tool_id, str) and tool_id and isinstance(name, str) and name != "TodoWrite":
-                    update = self.ensure_tool_call(tool_id, name, {})
+                    update = self.ensure_tool_call(tool_id, name, {}, parent=_parent(message))
                     return [] if update is None else [update]
             return []
         if kind != "content_block_delta" or getattr(message, "parent_tool_use_id", None) is not None:
@@ -237,7 +256,7 @@ class StreamRenderer:
             tool_id, name, tool_input = _tool_use(block)
             if tool_id is None:
                 continue
-            update = self.ensure_tool_call(tool_id, name, tool_input)
+            update = self.ensure_tool_call(tool_id, name, tool_input, parent=_parent(message))
             if update is not None:
                 updates.append(update)
         return updates, shown
@@ -262,18 +281,17 @@ class StreamRenderer:
             is_error = getattr(block, "is_error", None) is True
             never_ran = is_error and _tool_use_error(getattr(block, "content", None))
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
-                updates.append(tool_calls.tool_call_progress(tool_id, "in_progress"))
-            updates.append(
-                tool_calls.tool_call_result(
-                    tool_id,
-                    name,
-                    tool_input,
-                    getattr(block, "content", None),
-                    is_error=is_error,
-                    structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
-                    cwd=self.cwd,
-                )
+                updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
+            result = tool_calls.tool_call_result(
+                tool_id,
+                name,
+                tool_input,
+                getattr(block, "content", None),
+                is_error=is_error,
+                structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
+                cwd=self.cwd,
             )
+            updates.append(_stamped(result, tool))
         return updates
 
     def result(self, message: object) -> list[dict[str, Any]]:
@@ -298,29 +316,35 @@ class StreamRenderer:
 
     # -------------------------------------------------------------- tool calls
 
-    def ensure_tool_call(self, tool_id: str, name: str, tool_input: Mapping[str, Any]) -> dict[str, Any] | None:
+    def ensure_tool_call(
+        self, tool_id: str, name: str, tool_input: Mapping[str, Any], *, parent: str | None = None
+    ) -> dict[str, Any] | None:
         """The update announcing tool use ``tool_id`` (a ``tool_call``, or a ``plan`` for
-        ``TodoWrite``), or None when it was announced already."""
+        ``TodoWrite``), or None when it was announced already. ``parent``: the Agent/Task tool
+        use of the subagent that made it (every update of the tool call then names it)."""
         tool = self._tools.get(tool_id)
         if tool is None:
-            tool = _Tool(name, tool_input)
+            tool = _Tool(name, tool_input, parent)
             self._tools[tool_id] = tool
             while len(self._tools) > MAX_TOOLS:
                 self._tools.popitem(last=False)
-        elif tool_input and not tool.input:
+        elif parent is not None and tool.parent is None:
+            tool.parent = parent
+        if tool_input and not tool.input and tool.announced:
             # Announced while its input streamed: the whole input refines it (once).
             tool.input = tool_input
-            if tool.announced:
-                refined = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
-                refined["sessionUpdate"] = "tool_call_update"
-                refined.pop("status", None)
-                return refined
+            refined = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+            refined["sessionUpdate"] = "tool_call_update"
+            refined.pop("status", None)
+            return _stamped(refined, tool)
+        if tool_input and not tool.input:
+            tool.input = tool_input
         if tool.announced:
             return None
         tool.announced = True
         if name == "TodoWrite":
             return tool_calls.plan_update(tool_input)
-        return tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+        return _stamped(tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd), tool)
 
     def mark_running(self, tool_id: str) -> dict[str, Any] | None:
         """The ``in_progress`` update of an allowed tool call (None when already sent or unknown)."""
@@ -328,13 +352,13 @@ class StreamRenderer:
         if tool is None or tool.running or tool.name == "TodoWrite":
             return None
         tool.running = True
-        return tool_calls.tool_call_progress(tool_id, "in_progress")
+        return _stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool)
 
     def close_open_tools(self) -> list[dict[str, Any]]:
         """The turn is over (its result arrived, or Claude Code is gone): every tool call announced
         and never ended is ``failed`` (a client would show it running forever), then forgotten."""
         updates = [
-            tool_calls.tool_call_progress(tool_id, "failed")
+            _stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool)
             for tool_id, tool in self._tools.items()
             if tool.announced and tool.name != "TodoWrite"
         ]
