@@ -10,7 +10,7 @@ import pytest
 from session_harness import Session
 
 from lifecycle import HistoryEntry
-from lifecycle.history import history_entry, load_history
+from lifecycle.history import history_entry, load_history, read_transcript, unreadable_notice
 
 HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.332"
 LIMIT = "You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit"
@@ -191,8 +191,9 @@ class SessionMessage:
 
 
 def test_a_session_message_object_is_read_by_attribute() -> None:
-    msg = SessionMessage(type="assistant", uuid="m1", message={"model": "<synthetic>", "content": LIMIT},
-                         parent_tool_use_id=None)
+    msg = SessionMessage(
+        type="assistant", uuid="m1", message={"model": "<synthetic>", "content": LIMIT}, parent_tool_use_id=None
+    )
     assert history_entry(msg) == HistoryEntry(role="assistant", uuid="m1", text=LIMIT, model="<synthetic>")
     prompt = SessionMessage(type="user", uuid="u1", message={"role": "user", "content": "hi"})
     assert history_entry(prompt) == HistoryEntry(role="user", uuid="u1", text="hi", prompt=True)
@@ -205,8 +206,16 @@ def test_user_entries_exactly() -> None:
         role="user", uuid="u1", text="hello", top_level=True, prompt=True
     )
     # A tool result is not a prompt, and its text is not replayed as the user's.
-    tool_result = {"type": "user", "uuid": "r1", "message": {"content": [
-        {"type": "text", "text": "visible"}, {"type": "tool_result", "tool_use_id": "x", "content": "ok"}]}}
+    tool_result = {
+        "type": "user",
+        "uuid": "r1",
+        "message": {
+            "content": [
+                {"type": "text", "text": "visible"},
+                {"type": "tool_result", "tool_use_id": "x", "content": "ok"},
+            ]
+        },
+    }
     assert history_entry(tool_result) == HistoryEntry(role="user", uuid="r1", text="", top_level=True, prompt=False)
     meta = {**user("m", "Caveat: hidden"), "isMeta": True}
     assert history_entry(meta) == HistoryEntry(role="user", uuid="m", text="", top_level=True, prompt=False)
@@ -235,8 +244,7 @@ def test_replayed_ids_exactly() -> None:
     ]
     s = Session(epoch="ep")
     s.feed(load_history(history))
-    assert [r.id for r in s.records] == ["s1:history-error:m0", "u1:error", "s1:history-error:m2",
-                                         "s1:history-error:1"]
+    assert [r.id for r in s.records] == ["s1:history-error:m0", "u1:error", "s1:history-error:m2", "s1:history-error:1"]
     assert s.active_ids == ["s1:history-error:1"]
     assert [(r.category.value, r.severity.value, list(r.actions), r.title, r.details) for r in s.records] == [
         ("limit", "error", [], LIMIT, None)
@@ -257,11 +265,19 @@ def test_a_prompt_whose_failure_is_active_is_not_reused() -> None:
 
 
 def test_subagent_entries_are_skipped_and_the_rest_of_the_history_still_replays() -> None:
-    s = replay([user("u1"), assistant("x", "sub", parent="toolu_1"), assistant("m1", LIMIT, "<synthetic>"),
-                assistant("a1", "Real answer")])
+    s = replay(
+        [
+            user("u1"),
+            assistant("x", "sub", parent="toolu_1"),
+            assistant("m1", LIMIT, "<synthetic>"),
+            assistant("a1", "Real answer"),
+        ]
+    )
     assert [r.id for r in s.records] == ["u1:error"]
-    assert [(e.kind, e.text) for e in s.client.entries if e.kind != "record"] == [("user", "try"),
-                                                                                    ("agent", "Real answer")]
+    assert [(e.kind, e.text) for e in s.client.entries if e.kind != "record"] == [
+        ("user", "try"),
+        ("agent", "Real answer"),
+    ]
     assert s.active_ids == []
 
 
@@ -277,16 +293,49 @@ def test_the_replayed_record_rides_a_session_info_update_of_the_loaded_session()
     s = Session(session_id="sess-9")
     s.feed(load_history([user("u1", "hi"), assistant("m1", LIMIT, "<synthetic>")]))
     assert [m.to_jsonrpc() for m in s.sent] == [
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess-9", "update": {
-            "sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}}}},
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess-9", "update": {
-            "sessionUpdate": "session_info_update", "_meta": {"jetbrains": {"air": {"version": 1, "sessionFailure": {
-                "id": "u1:error", "revision": 1, "category": "limit", "severity": "error", "title": LIMIT,
-                "actions": []}}}}}}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "sess-9",
+                "update": {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hi"}},
+            },
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": "sess-9",
+                "update": {
+                    "sessionUpdate": "session_info_update",
+                    "_meta": {
+                        "jetbrains": {
+                            "air": {
+                                "version": 1,
+                                "sessionFailure": {
+                                    "id": "u1:error",
+                                    "revision": 1,
+                                    "category": "limit",
+                                    "severity": "error",
+                                    "title": LIMIT,
+                                    "actions": [],
+                                },
+                            }
+                        }
+                    },
+                },
+            },
+        },
     ]
     assert s.observed.transitions == [
-        {"session_id": "sess-9", "incident_id": "u1:error", "source": "pending", "target": "failed",
-         "event": "restore", "revision": 1}
+        {
+            "session_id": "sess-9",
+            "incident_id": "u1:error",
+            "source": "pending",
+            "target": "failed",
+            "event": "restore",
+            "revision": 1,
+        }
     ]
 
 
@@ -304,3 +353,73 @@ def test_a_repeated_prompt_uuid_never_reuses_a_recovered_replayed_id() -> None:
     s.feed(load_history([user("u1"), assistant("m2", LIMIT, "<synthetic>")]))  # a corrupt history repeats u1
     assert [r.id for r in s.records] == ["u1:error", "s1:history-error:m2"]
     assert s.active_ids == ["s1:history-error:m2"]
+
+
+# ------------------------------------------------------------------ a transcript's unreadable lines
+
+#: The notice's title (lifecycle/history.py, ``unreadable_notice``; the words are this project's).
+UNREADABLE_TITLE = "Part of this session's history could not be read"
+
+
+def test_the_reader_keeps_every_complete_line_and_numbers_the_rest() -> None:
+    data = (
+        b'{"type":"user","n":1}\n'
+        b"\n"  # blank: not a line of the transcript, not reported
+        b'{"type":"assistant","text":"caf\xff"}\n'  # a stray byte inside a string: kept, repaired
+        b"[1, 2]\n"  # JSON, but no object
+        b"not json\n"
+        b'{"type":"user","n":2}\r\n'
+        b'{"type":"assistant","text":"gr\xc3'  # torn inside a character, at the end
+    )
+    read = read_transcript(data)
+    assert read.entries == (
+        {"type": "user", "n": 1},
+        {"type": "assistant", "text": "caf\ufffd"},
+        {"type": "user", "n": 2},
+    )
+    assert read.skipped == (4, 5, 7)
+    assert read.repaired == (3,)
+    assert unreadable_notice(read) == (
+        f"{UNREADABLE_TITLE}\nSkipped lines 4, 5, 7 of the stored transcript: cut off or not JSON. "
+        "Bytes that are not UTF-8 in line 3 are shown as \ufffd."
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "skipped", "repaired", "notice"),
+    [
+        (b'{"a":1}\n{"b":2}\n', (), (), None),
+        (b"", (), (), None),
+        (b" \n\t\n\r\n", (), (), None),  # whitespace lines are no lines
+        (b'{"a":1}\nnull\n', (2,), (), "Skipped line 2 of the stored transcript: cut off or not JSON."),
+        (b'"text"\n', (1,), (), "Skipped line 1 of the stored transcript: cut off or not JSON."),
+        (b'{"a":"\xfe"}\n', (), (1,), "Bytes that are not UTF-8 in line 1 are shown as \ufffd."),
+        (b"\xfe\n", (1,), (), "Skipped line 1 of the stored transcript: cut off or not JSON."),  # skipped, not repaired
+        (b"x\n" * 5, (1, 2, 3, 4, 5), (), "Skipped lines 1, 2, 3, 4, 5 of the stored transcript: cut off or not JSON."),
+        (
+            b"x\n" * 6,
+            (1, 2, 3, 4, 5, 6),
+            (),
+            "Skipped lines 1, 2, 3, 4, 5 and 1 more of the stored transcript: cut off or not JSON.",
+        ),
+        (
+            b'{"a":"\xfe"}\n' * 2 + b"x",
+            (3,),
+            (1, 2),
+            "Skipped line 3 of the stored transcript: cut off or not JSON. "
+            "Bytes that are not UTF-8 in lines 1, 2 are shown as \ufffd.",
+        ),
+    ],
+    ids=["clean", "empty", "blank", "null", "string", "repaired", "bad-and-not-json", "five", "six", "both"],
+)
+def test_what_the_reader_reports_and_the_notice_says(
+    data: bytes, skipped: tuple[int, ...], repaired: tuple[int, ...], notice: str | None
+) -> None:
+    read = read_transcript(data)
+    assert (read.skipped, read.repaired) == (skipped, repaired)
+    assert unreadable_notice(read) == (None if notice is None else f"{UNREADABLE_TITLE}\n{notice}")
+
+
+def test_a_line_nested_too_deep_is_skipped_and_the_next_one_read() -> None:
+    deep = read_transcript(b"[" * 100_000 + b"\n" + b'{"ok":true}')
+    assert (deep.entries, deep.skipped) == (({"ok": True},), (1,))

@@ -33,8 +33,6 @@ from acp import RequestError
 from acp.schema import BlobResourceContents, EmbeddedResourceContentBlock, TextContentBlock
 from conftest import FIXTURES, documented_count
 
-from lifecycle.history import read_transcript, unreadable_notice
-
 from .claude_cli import sanitize_path
 from .fakeapi import text_reply
 from .test_coding_turn import Run, Script, agent, body_of, select
@@ -205,43 +203,6 @@ def test_a_blob_in_a_charset_that_is_no_text_encoding_is_invalid_params_and_the_
             assert last_user_content(run)[-1] == {"type": "text", "text": "just text then"}
 
     run_async(go())
-
-
-# ------------------------------------------------------------------ the reader alone (no CLI)
-
-
-def test_the_reader_keeps_every_complete_line_and_numbers_the_rest() -> None:
-    data = (
-        b'{"type":"user","n":1}\n'
-        b"\n"  # blank: not a line of the transcript, not reported
-        b'{"type":"assistant","text":"caf\xff"}\n'  # a stray byte inside a string: kept, repaired
-        b"[1, 2]\n"  # JSON, but no object
-        b"not json\n"
-        b'{"type":"user","n":2}\r\n'
-        b'{"type":"assistant","text":"gr\xc3'  # torn inside a character, at the end
-    )
-    read = read_transcript(data)
-    assert read.entries == (
-        {"type": "user", "n": 1},
-        {"type": "assistant", "text": "caf\ufffd"},
-        {"type": "user", "n": 2},
-    )
-    assert read.skipped == (4, 5, 7)
-    assert read.repaired == (3,)
-    assert unreadable_notice(read) == (
-        f"{TITLE}\nSkipped lines 4, 5, 7 of the stored transcript: cut off or not JSON. "
-        "Bytes that are not UTF-8 in line 3 are shown as \ufffd."
-    )
-
-
-def test_a_clean_transcript_has_no_notice_and_a_long_list_is_bounded() -> None:
-    assert unreadable_notice(read_transcript(b'{"a":1}\n{"b":2}\n')) is None
-    many = read_transcript(b"x\n" * 8)
-    assert unreadable_notice(many) == (
-        f"{TITLE}\nSkipped lines 1, 2, 3, 4, 5 and 3 more of the stored transcript: cut off or not JSON."
-    )
-    deep = read_transcript(b"[" * 100_000 + b"\n" + b'{"ok":true}')
-    assert (deep.entries, deep.skipped) == (({"ok": True},), (1,))
 
 
 #: the real CLI's transcripts recorded in this repository (tests/fixtures/README.md)
