@@ -280,7 +280,7 @@ def test_list_sessions_pages_newest_first(monkeypatch: pytest.MonkeyPatch) -> No
         page = await agent.list_sessions(cwd="/w")
         assert [s.session_id for s in page.sessions][:2] == ["s0", "s1"] and len(page.sessions) == 100
         assert page.sessions[0].title == "prompt 0"
-        assert page.sessions[0].updated_at == "2023-11-14T22:13:20Z"
+        assert page.sessions[0].updated_at == "2023-11-14T22:13:20.000Z"  # JavaScript's toISOString
         assert page.next_cursor == "100"
         rest = await agent.list_sessions(cwd="/w", cursor="100")
         assert len(rest.sessions) == 50 and rest.next_cursor is None
@@ -393,3 +393,34 @@ def test_a_choice_while_claude_code_starts_is_applied_and_the_reported_mode_show
         await agent.shutdown()
 
     asyncio.run(go())
+
+
+# ------------------------------------------------------------------ the machine's models cache (issue 30)
+
+
+def test_models_cache_keeps_the_models_only_per_cli_file_and_environment(tmp_path: Any) -> None:
+    from lifecycle.agent.modes import ModelsCache
+
+    cli = tmp_path / "claude"
+    cli.write_text("v1")
+    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/", "ANTHROPIC_API_KEY": "sk-x"}
+    cache = ModelsCache(str(cli), env)
+    assert cache.read() == []  # nothing cached yet
+    cache.write([{**HAIKU, "extra": "dropped"}, {"value": ""}, "junk"])
+    assert ModelsCache(str(cli), env).read() == [HAIKU]
+    assert cache.path is not None and cache.path.parent == tmp_path / "home" / ".cache" / "lifecycle-acp"
+    text = cache.path.read_text()
+    for private in ("127.0.0.1", "sk-x", str(tmp_path), "dropped"):
+        assert private not in text and private not in cache.path.name
+    # Another provider endpoint, another Claude Code file (a new version): another cache.
+    assert ModelsCache(str(cli), {**env, "ANTHROPIC_BASE_URL": "http://other/"}).read() == []
+    cli.write_text("version 2")
+    assert ModelsCache(str(cli), env).read() == []
+    # The XDG cache folder wins; no executable or no absolute folder: no cache, nothing fails.
+    xdg = ModelsCache(str(cli), {**env, "XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert xdg.path is not None and xdg.path.parent == tmp_path / "xdg" / "lifecycle-acp"
+    for nothing in (ModelsCache(None, env), ModelsCache(str(cli), {"HOME": "relative"})):
+        nothing.write([HAIKU])
+        assert nothing.path is None and nothing.read() == []
+    cache.path.write_text("{not json")
+    assert cache.read() == []

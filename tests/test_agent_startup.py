@@ -86,14 +86,14 @@ class _Writer:
         pass
 
 
-def _serve(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _serve(lines: list[dict[str, Any]], *, start_early: bool = True) -> list[dict[str, Any]]:
     from lifecycle.agent import AgentConfig, serve
 
     async def go() -> bytes:
         reader, writer = asyncio.StreamReader(), _Writer()
         reader.feed_data(b"".join((json.dumps(m) + "\n").encode() for m in lines))
         reader.feed_eof()
-        await serve(AgentConfig(), writer, reader)
+        await serve(AgentConfig(start_early=start_early), writer, reader)
         return writer.buf
 
     return [json.loads(x) for x in asyncio.run(go()).splitlines()]
@@ -193,7 +193,10 @@ def test_later_messages_reach_the_agent_with_the_negotiated_state(monkeypatch: p
             # A second initialize goes through the SDK; the raw capabilities still count.
             {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": CASES["legacy"]},
             {"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}},
-        ]
+        ],
+        # No Claude Code: a session/new would wait for its models (issue 30), and the input ends here
+        # before they come (then nothing more is written).
+        start_early=False,
     )
     assert [r["id"] for r in replies] == [0, 1, 2, 3]
     assert "sessionId" in replies[1]["result"] and "sessionId" in replies[3]["result"]

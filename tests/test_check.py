@@ -1,6 +1,9 @@
 """``lifecycle check``: the exhaustive explorer and its mutation self-test, through the Python API.
 
-The full exploration runs once per module (~40 s here) and is shared by the tests that read it.
+The full exploration and the full self-test run once per suite run (``lifecycle check --json``
+and ``--mutants --json``, the fixtures ``exploration`` and ``mutants_report`` of conftest.py:
+CI's own steps, read from their files, or run once here); the tests below read their reports.
+Smaller bounds and single mutants run here, in this process.
 """
 
 from __future__ import annotations
@@ -22,19 +25,41 @@ from lifecycle.tools.explorer import (
     Bounds,
     CheckResult,
     Explorer,
+    Violation,
     declared_incident_transitions,
     explore,
     make_root,
     run_path,
     run_step,
 )
+from lifecycle.tools.explorer import cli as check_cli
 from lifecycle.tools.explorer.cli import cli_main
-from lifecycle.tools.mutants import MUTANTS, applied, run_mutant, run_mutants
+from lifecycle.tools.mutants import MUTANTS, MutantReport, MutantResult, applied, run_mutant, run_mutants
 
 
 @pytest.fixture(scope="module")
-def full() -> CheckResult:
-    return explore()
+def full(exploration: dict[str, Any]) -> CheckResult:
+    """The shared run's report as the :class:`CheckResult` it was written from."""
+    r = exploration
+    result = CheckResult(
+        bounds=Bounds(**r["bounds"]),
+        states=r["states"],
+        edges=r["edges"],
+        depth=r["depth"],
+        roots=r["roots"],
+        beyond_bound=r["beyond_bound"],
+        seconds=r["seconds"],
+        complete=r["complete"],
+        invariants=r["invariants"],
+        violations=[Violation(**v) for v in r["violations"]],
+        coverage=r["coverage"],
+        flow_coverage=r["flow_coverage"],
+        targets=r["targets"],
+        beyond_bounds=r["beyond_bounds"],
+    )
+    assert result.bounds == Bounds()  # the whole default space, not a smaller one
+    assert result.to_json() == r  # nothing of the report is lost or made up on the way
+    return result
 
 
 def test_the_whole_bounded_space_is_explored_and_every_invariant_holds(full: CheckResult) -> None:
@@ -103,8 +128,22 @@ def test_an_explorer_over_an_empty_alphabet_fails() -> None:
 
 
 @pytest.fixture(scope="module")
-def mutants() -> Any:
-    return run_mutants()
+def mutants(mutants_report: dict[str, Any]) -> MutantReport:
+    """The shared self-test's report as the :class:`MutantReport` it was written from (a
+    counterexample's depth is its steps after the root, as :func:`run_mutant` makes it)."""
+    spec = {i.name: i.spec for i in INVARIANTS}
+    results = []
+    for r in mutants_report["results"]:
+        caught_by = r["caught_by"]
+        violation = None
+        if r["steps"]:
+            invariant = caught_by or ""
+            depth = len(r["steps"]) - 1
+            violation = Violation(invariant, spec.get(invariant, ""), r["message"], depth, r["steps"], r["trace"])
+        results.append(MutantResult(r["name"], r["bug"], caught_by, r["message"], violation, r["states"], r["seconds"]))
+    report = MutantReport(results, mutants_report["seconds"])
+    assert report.to_json() == mutants_report
+    return report
 
 
 def test_every_seeded_bug_is_caught(mutants: Any) -> None:
@@ -117,7 +156,12 @@ def test_every_seeded_bug_is_caught(mutants: Any) -> None:
     assert len({r.caught_by for r in mutants.results}) >= 8
 
 
-def test_mutants_are_restored_after_the_self_test(full: CheckResult, mutants: Any) -> None:
+def test_mutants_are_restored_after_the_self_test() -> None:
+    # In this process: two mutants (one caught by an invariant, one by a state property), then
+    # the real code again.
+    by_name = {m.name: m for m in MUTANTS}
+    report = run_mutants(Bounds(turns=1), (by_name["tombstone_on_recovery"], by_name["quota_guard_wrong"]))
+    assert report.ok
     again = explore(Bounds(turns=1, incidents=1, failed_sends=False))
     assert again.complete and again.violations == []
 
@@ -146,6 +190,7 @@ def test_a_mutant_caught_by_a_state_property_is_reported_too() -> None:
     quota = next(m for m in MUTANTS if m.name == "quota_guard_wrong")
     r = run_mutant(quota)
     assert r.caught_by is not None and "real_model_answer" in r.message
+    assert r.violation is not None and r.violation.depth == len(r.violation.steps) - 1  # as the fixture reads it
 
 
 #: The contract-parity mutants and the invariant that restates the rule each one breaks.
@@ -231,10 +276,17 @@ def test_cli_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert "second_turn" in data["unreached"] and code == 1  # one turn cannot reach a second one
 
 
-def test_cli_mutants(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["--mutants"]) == 0
+def test_cli_mutants(mutants_report: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    # The whole self-test is the shared run of the command itself (`--mutants --json`) ...
+    assert mutants_report["ok"] and mutants_report["mutants"] == mutants_report["caught"] == len(MUTANTS)
+    assert [r["name"] for r in mutants_report["results"]] == [m.name for m in MUTANTS]
+    # ... and its text form is the same report: the command's output for its first two mutants.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(check_cli, "run_mutants", lambda bounds: run_mutants(bounds, MUTANTS[:2]))
+        assert cli_main(["--mutants"]) == 0
     out = capsys.readouterr().out
-    assert f"{len(MUTANTS)}/{len(MUTANTS)} seeded bugs caught" in out and out.rstrip().endswith("OK")
+    assert out.startswith("lifecycle check --mutants: 2/2 seeded bugs caught in ")
+    assert out.rstrip().endswith("OK") and f"caught {MUTANTS[1].name} " in out
 
 
 def test_cli_reports_a_violation_with_a_trace(capsys: pytest.CaptureFixture[str]) -> None:

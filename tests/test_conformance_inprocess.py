@@ -1,10 +1,13 @@
-"""Every public conformance case, run in this process.
+"""Every public conformance case, run in this process: the core's surface of the cases.
 
 ``tests/test_trace.py`` runs the cases the way users do (the installed ``lifecycle trace`` command
-in a subprocess, then ``check.py``). A mutation tool patches the code of *this* process only, so
-those subprocess runs cannot kill a mutant; here the same cases go through
-:func:`lifecycle.cli.trace.run_trace` in-process and are judged by the vendored checker itself
-(``tests/conformance/check.py``, imported from its path, never restated).
+in a subprocess, then ``check.py``); tests/e2e/test_conformance_agent.py through ``lifecycle acp``
+and tests/e2e/test_conformance_reference.py through the reference adapter. A mutation tool
+patches the code of *this* process only, so those runs cannot kill a mutant; here the same cases
+go through :func:`lifecycle.cli.trace.run_trace` in-process, once per case (one test each, and
+no cache across tests: under mutmut each mutant is traced afresh), and are judged by the vendored
+checker itself (``tests/conformance/check.py``, imported from its path, never restated) and by
+the conformance kit's matcher (``lifecycle.tools.conformance.expect.check``), which must agree.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pytest
 from conftest import CONFORMANCE, documented_count
 
 from lifecycle.cli.trace import run_trace
+from lifecycle.tools.conformance.expect import check
 
 CASES_DIR = CONFORMANCE / "cases"
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in CASES_DIR.glob("*.input.jsonl"))
@@ -50,23 +54,38 @@ def test_there_are_cases_to_run() -> None:
 
 @pytest.mark.parametrize("case", CASES)
 def test_case_holds_in_process(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One run of the case: the vendored checker's verdict is ok; the trailer is last and every
+    line one JSON object; and the kit's matcher (expect.check) gives the vendored checker's
+    verdict, on the output and on the same output with one record's id changed."""
     output, _reports = _trace(case)
+    expect_file = CASES_DIR / f"{case}.expect.json"
     out_file = tmp_path / f"{case}.out"
     out_file.write_text(output, encoding="utf-8")
     capsys.readouterr()
-    code = CHECK.main(["check.py", str(out_file), str(CASES_DIR / f"{case}.expect.json")])
+    code = CHECK.main(["check.py", str(out_file), str(expect_file)])
     verdict = capsys.readouterr().out
     assert code == 0, verdict
     assert verdict.strip() == "ok"
 
-
-@pytest.mark.parametrize("case", CASES)
-def test_the_trailer_is_last_and_every_line_is_one_json_object(case: str) -> None:
-    output, _ = _trace(case)
     parsed = [json.loads(line) for line in output.splitlines()]
     assert parsed and parsed[-1]["lifecycle"] == "active"
     assert all(p.get("jsonrpc") == "2.0" for p in parsed[:-1])
     assert output.endswith("\n")
+
+    expect = json.loads(expect_file.read_text(encoding="utf-8"))
+    outputs = {"as traced": output}
+    if '"t1:error"' in output:
+        outputs["one id changed"] = output.replace('"t1:error"', '"t9:error"', 1)
+    for label, raw in outputs.items():
+        changed = tmp_path / "changed.out"
+        changed.write_text(raw, encoding="utf-8")
+        theirs = CHECK.main(["check.py", str(changed), str(expect_file)])
+        capsys.readouterr()
+        parsed = [json.loads(line) for line in raw.splitlines() if line.strip()]
+        messages = [m for m in parsed if m.get("lifecycle") != "active"]
+        ours = check(messages, raw, expect)
+        assert (theirs == 0) == (not ours), (label, ours)
+        assert label != "as traced" or ours == [], ours  # the traced output holds for the matcher too
 
 
 def test_the_checker_is_not_vacuous(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

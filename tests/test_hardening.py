@@ -524,6 +524,39 @@ def test_outgoing_text_has_its_credentials_masked_and_structure_untouched() -> N
     assert frame["params"]["update"]["content"]["text"] == "key [redacted key] in ~/x"
 
 
+def test_a_new_files_diff_goes_out_with_old_text_null_and_the_callers_message_is_untouched() -> None:
+    """Issue 30, point 1: the ACP SDK dumps models without ``None`` fields, dropping a new file's
+    ``oldText``; the wire carries ``"oldText": null`` (schema: ``string | null``), as the reference
+    sends it, in a tool card and in a permission question. Nothing else gets a null."""
+    from lifecycle.agent.transport import StdioTransport
+
+    new = {"type": "diff", "path": "/p/new.txt", "newText": "hi\n"}
+    edit = {"type": "diff", "path": "/p/e.txt", "oldText": "a", "newText": "b"}
+    text = {"type": "content", "content": {"type": "text", "text": "t"}}
+    card = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [new, edit, text]}
+    messages = [
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": card}},
+        {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission",
+         "params": {"sessionId": "s", "toolCall": {"toolCallId": "t1", "content": [new]}, "options": []}},
+        {"jsonrpc": "2.0", "id": 8, "result": {"content": [new]}},  # not a tool card: as it is
+    ]  # fmt: skip
+    before = json.dumps(messages)
+
+    async def go() -> list[dict[str, Any]]:
+        sink = MemorySink()
+        transport = StdioTransport(MemorySource(), sink)
+        for message in messages:
+            await transport.send(message)
+        await transport.close()
+        return sink.frames()
+
+    update, question, reply = run(go())
+    assert update["params"]["update"]["content"] == [{**new, "oldText": None}, edit, text]
+    assert question["params"]["toolCall"]["content"] == [{**new, "oldText": None}]
+    assert reply["result"] == {"content": [new]}
+    assert json.dumps(messages) == before
+
+
 def test_reading_pauses_while_the_client_does_not_read() -> None:
     async def go() -> tuple[int, int, int]:
         served = Served(high_water=2_000)

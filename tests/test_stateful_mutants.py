@@ -1,43 +1,50 @@
-"""The stateful test is not vacuous: every seeded mutant of ``lifecycle check --mutants`` is run
-against ``tests/test_stateful.py``'s ``AdapterSession`` state machine, and the set it catches is
+"""The stateful test is not vacuous: every seeded mutant of ``lifecycle check --mutants`` is caught
+by ``tests/test_stateful.py``'s ``AdapterSession`` state machine, and the set it catches is
 asserted exactly (README: "Stateful tests").
 
-Each mutant is applied with :func:`lifecycle.tools.mutants.applied` (undone afterwards whatever
-happens) and the machine is run with :data:`BOUNDED`: derandomised, so every run explores the same
-examples, and without the shrink phase (a caught mutant only needs its first counterexample, not
-the shortest one); every ledger of one run shares one ``MachineAnswers`` made for that run (as an
-agent shares one across its sessions), so a real machine instance is asked each distinct question
-once per run rather than once per example. That keeps the whole module around 60 s on the shared
-2-core machine (measured 2026-12-04). "Derandomised" is not "the same in every process": run in a
-fresh process, ``held_failure_beats_loss`` was caught only at its 883rd example (the other mutants
-within their first 290), while after another run of the machine in the same process it was caught
-within 800; with the bound at 800 the module passed or failed by test order (found 2026-12-04: it
-failed alone, passed in CI's worker after tests/test_stateful.py). The bound below (1,600) leaves a
-margin over the 883; ``tests/test_stateful_mutants.py`` alone and after tests/test_stateful.py
-both pass with it.
+Whether a mutant is caught does not depend on how many examples a search runs: each mutant has
+its own program of the machine in :data:`CATCHING` (the rules in order, with their arguments),
+found by hypothesis with the mutant applied and shrunk, then written out. :func:`run_program`
+runs one as hypothesis runs a program (the ``@initialize`` rule first, each rule only where its
+precondition holds, every invariant whose precondition holds after each step, ``teardown`` at the
+end). Each program must fail with its mutant applied (:func:`lifecycle.tools.mutants.applied`,
+undone afterwards whatever happens) and pass on the real code, so what catches the mutant is the
+machine's rules and invariants, not the program. The random search stays as an extra: the real
+code must pass the machine under :data:`BOUNDED` (derandomised, no shrinking). Each run gets a
+fresh ``MachineAnswers`` made with the mutant applied (as an agent shares one across its
+sessions), so the machine classes are asked as they are now.
 
 Only a failed assertion counts as caught: an invariant, a rule's own check, or the harness's
 "the incident machine refused an event" (``AdapterSession.feed``). Any other exception (a
-``KeyError`` in the harness, a hypothesis health check) fails the test as a broken harness.
+``KeyError`` in the harness, a precondition that does not hold, a hypothesis health check) fails
+the test as a broken harness.
+
+To write a program for a new mutant: run the machine with the mutant applied under hypothesis's
+shrink phase (``run_state_machine_as_test(AdapterSession, settings=settings(BOUNDED,
+phases=[Phase.generate, Phase.shrink]))``); the exception's notes print the shrunk program
+("state.rule(...)" lines; leave out the invariant calls).
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import run_state_machine_as_test
-from test_stateful import AdapterSession
+from test_stateful import SECRETS, AdapterSession
 
 from lifecycle.answers import MachineAnswers
 from lifecycle.tools.mutants import MUTANTS, Mutant, applied
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Bounded, derandomised, no shrinking: the same examples on every run.
+#: The random search's bound: derandomised, no shrinking, the same examples on every run. No
+#: mutant's verdict depends on it (that is :data:`CATCHING`'s).
 BOUNDED = settings(
     max_examples=1600,
     stateful_step_count=40,
@@ -91,13 +98,185 @@ EXPECTED_CAUGHT: dict[str, bool] = {
 }
 
 
-def _stateful_test_fails() -> BaseException | None:
-    """Run the stateful test once under :data:`BOUNDED`; the exception it fails with, or None."""
-    # One MachineAnswers for every ledger of this run, as an agent shares one across its sessions:
-    # made here, it asks the machine classes as they are now (a mutant's patched one included).
+#: One program of :class:`AdapterSession`: (rule, its arguments), in order.
+Program = tuple[tuple[str, dict[str, Any]], ...]
+
+#: mutant -> a program the machine catches it with (hypothesis's shrunk counterexample).
+CATCHING: dict[str, Program] = {
+    "recovery_on_wrong_event": (
+        ("open_session", {"negotiated": True}),
+        ("the_worker_shuts_down_then_eof", {}),
+        ("auth_status_reports", {"ok": True}),
+    ),
+    "revision_not_bumped": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_provider_fails_after_retries_without_a_response", {"which": "server_error"}),
+    ),
+    "tombstone_on_recovery": (
+        ("open_session", {"negotiated": True}),
+        ("the_query_iterator_throws", {"secret": SECRETS[0]}),
+        ("the_runtime_is_replaced", {}),
+    ),
+    "warning_settles_prompt": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("claude_reports_a_failure", {"secret": "", "which": "auth"}),
+        ("the_provider_fails_after_retries_without_a_response", {"which": "server_error"}),
+    ),
+    "legacy_gets_meta": (
+        ("open_session", {"negotiated": False}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+    ),
+    "id_reused": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": SECRETS[0]}),
+    ),
+    "state_advanced_on_failed_send": (
+        ("open_session", {"negotiated": True}),
+        ("the_next_send_fails", {"count": 1}),
+        ("the_query_iterator_throws", {"secret": SECRETS[0]}),
+    ),
+    "quota_guard_wrong": (
+        ("open_session", {"negotiated": True}),
+        ("the_client_loads_a_history_with_usage_limits", {"limits": 1, "orphan": False, "recovered": True}),
+    ),
+    "synthetic_answer_recovers": (
+        ("open_session", {"negotiated": True}),
+        ("the_adapter_hits_an_internal_error", {}),
+        ("a_local_command_answers", {}),
+    ),
+    "stale_runtime_accepted": (
+        ("open_session", {"negotiated": False}),
+        ("the_runtime_is_replaced", {}),
+        ("a_late_event_arrives_from_a_replaced_runtime", {"which": "answer"}),
+    ),
+    "terminal_failure_on_session_update": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_provider_fails_after_retries_without_a_response", {"which": "server_error"}),
+    ),
+    "replay_ignores_later_answer": (
+        ("open_session", {"negotiated": True}),
+        ("the_client_loads_a_history_with_usage_limits", {"limits": 1, "orphan": False, "recovered": True}),
+    ),
+    "notice_cleared_by_success": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("the_turn_succeeds", {"stop": "end_turn"}),
+    ),
+    "client_applies_stale_revision": (
+        ("open_session", {"negotiated": True}),
+        ("the_client_loads_a_history_with_usage_limits", {"limits": 1, "orphan": False, "recovered": False}),
+    ),
+    "titles_not_redacted": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": SECRETS[0]}),
+    ),
+    "cancel_answers_end_turn": (
+        ("open_session", {"negotiated": False}),
+        ("a_prompt_starts", {}),
+        ("the_client_cancels_then_the_turns_late_frames_arrive", {"result": False, "which": "auth"}),
+    ),
+    "late_result_settles_again": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("claude_asks_permission", {}),
+        ("the_runtime_dies_right_after_a_failed_turn", {}),
+        ("a_prompt_starts", {}),
+        ("the_adapter_hits_an_internal_error", {}),
+        ("the_result_is_an_error", {"secret": ""}),
+    ),
+    "warning_recommends_retry": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_provider_fails_after_retries_without_a_response", {"which": "server_error"}),
+    ),
+    "is_error_beats_stop_reason": (
+        ("open_session", {"negotiated": False}),
+        ("a_prompt_starts", {}),
+        ("the_turn_hits_a_configured_limit", {"stop": "max_tokens", "subtype": "error_during_execution"}),
+    ),
+    "held_failure_beats_stop_reason": (
+        ("open_session", {"negotiated": False}),
+        ("a_prompt_starts", {}),
+        ("claude_reports_a_failure", {"secret": "", "which": "auth"}),
+        ("the_turn_hits_a_configured_limit", {"stop": "max_tokens", "subtype": "error_during_execution"}),
+    ),
+    "loss_after_error_result_swallowed": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_adapter_hits_an_internal_error", {}),
+        ("the_query_iterator_throws", {"secret": SECRETS[0]}),
+    ),
+    "held_failure_beats_loss": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("claude_reports_a_failure", {"secret": "", "which": "auth"}),
+        ("the_worker_shuts_down_then_eof", {}),
+    ),
+    "cancelled_turn_failure_published": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_client_cancels", {}),
+        ("claude_reports_a_failure", {"secret": "", "which": "auth"}),
+    ),
+    "notice_reused_whatever_its_text": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": SECRETS[0]}),
+    ),
+    "newer_notice_retires_older": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("a_local_command_answers", {}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+    ),
+    "max_tokens_beats_limit": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_turn_hits_a_configured_limit", {"stop": "max_tokens", "subtype": "error_max_turns"}),
+    ),
+    "notices_forgotten_past_a_small_bound": (
+        ("open_session", {"negotiated": True}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+        ("a_local_command_answers", {}),
+        ("claude_falls_back_to_another_model", {"model": "Opus 5", "secret": ""}),
+    ),
+    "unreachable_api_is_connection": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_provider_fails_after_retries_without_a_response", {"which": "server_error"}),
+    ),
+    "login_result_is_service": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("the_result_asks_for_a_login", {}),
+    ),
+    "questions_outlive_their_turn": (
+        ("open_session", {"negotiated": False}),
+        ("a_prompt_starts", {}),
+        ("claude_asks_permission", {}),
+        ("the_client_cancels_then_the_turns_late_frames_arrive", {"result": False, "which": "auth"}),
+    ),
+    "refused_question_published": (
+        ("open_session", {"negotiated": True}),
+        ("claude_asks_permission", {}),
+    ),
+}
+
+
+class BrokenProgram(Exception):
+    """A program that cannot run as written: an unknown rule, or a precondition that does not hold."""
+
+
+def _caught(run: Any) -> BaseException | None:
+    """Run ``run()`` with one fresh ``MachineAnswers`` for its ledgers: the failed assertion(s), or None."""
+    # Made here, it asks the machine classes as they are now (a mutant's patched one included).
     shared, AdapterSession.answers = AdapterSession.answers, MachineAnswers()
     try:
-        run_state_machine_as_test(AdapterSession, settings=BOUNDED)
+        run()
     except HypothesisException:
         raise  # Flaky, Unsatisfiable, a health check: the harness is broken, not "caught"
     except AssertionError as exc:  # an invariant or a rule's check failed: caught
@@ -111,21 +290,81 @@ def _stateful_test_fails() -> BaseException | None:
     return None
 
 
+def _run_steps(program: Program) -> None:
+    setup = AdapterSession.setup_state()
+    rules = {r.function.__name__: r for r in (*setup.initializers, *setup.rules)}
+    machine = AdapterSession()
+    initializing = bool(setup.initializers)
+
+    def check_invariants() -> None:
+        for inv in setup.invariants:
+            if (inv.check_during_init or not initializing) and all(p(machine) for p in inv.preconditions):
+                inv.function(machine)
+
+    try:
+        check_invariants()
+        for name, arguments in program:
+            rule = rules.get(name)
+            if rule is None or not all(p(machine) for p in rule.preconditions):
+                raise BrokenProgram(f"{name}: no such rule, or its precondition does not hold")
+            rule.function(machine, **arguments)
+            initializing = initializing and rule not in setup.initializers
+            check_invariants()
+    finally:
+        machine.teardown()
+
+
+def run_program(program: Program) -> BaseException | None:
+    """Run ``program`` as hypothesis runs one; the failed assertion it ends with, or None. It runs
+    as a hypothesis test's one explicit ``@example`` (the rules' ``note()`` needs a test)."""
+
+    @settings(BOUNDED, phases=[Phase.explicit])
+    @example(program)
+    @given(st.just(program))
+    def explicit(steps: Program) -> None:
+        _run_steps(steps)
+
+    return _caught(explicit)
+
+
+def _stateful_test_fails() -> BaseException | None:
+    """The random search: the machine once under :data:`BOUNDED`; the exception it fails with, or None."""
+    return _caught(lambda: run_state_machine_as_test(AdapterSession, settings=BOUNDED))
+
+
 def test_every_seeded_mutant_is_listed() -> None:
     assert [m.name for m in MUTANTS] == list(EXPECTED_CAUGHT)
 
 
-def test_the_unmutated_code_passes_under_the_same_bound() -> None:
-    """Otherwise "caught" would mean nothing."""
+def test_every_mutant_has_a_program() -> None:
+    assert list(CATCHING) == list(EXPECTED_CAUGHT)
+
+
+def test_the_unmutated_code_passes_the_random_search() -> None:
+    """The random search, kept as an extra: the real code passes it."""
     assert _stateful_test_fails() is None
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_the_unmutated_code_passes_each_program(mutant: Mutant) -> None:
+    """Otherwise "caught" would mean nothing: the program alone fails nothing."""
+    failure = run_program(CATCHING[mutant.name])
+    assert failure is None, (mutant.name, repr(failure)[:300])
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
 def test_the_stateful_test_catches_exactly_the_expected_mutants(mutant: Mutant) -> None:
     with applied(mutant):
-        failure = _stateful_test_fails()
+        failure = run_program(CATCHING[mutant.name])
     caught = failure is not None
     assert caught == EXPECTED_CAUGHT[mutant.name], (mutant.name, mutant.bug, repr(failure)[:300])
+
+
+def test_a_broken_program_is_not_a_catch() -> None:
+    """A rule whose precondition does not hold (no prompt runs, so no turn can be cancelled) is
+    the harness's error, never "caught"."""
+    with pytest.raises(BrokenProgram):
+        run_program((("open_session", {"negotiated": True}), ("the_client_cancels", {})))
 
 
 def test_the_documented_figure() -> None:

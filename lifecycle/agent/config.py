@@ -31,7 +31,8 @@ _AGENT_METHOD: dict[str, object] = {
     "ANTHROPIC_API_KEY), then continue.",
 }
 #: Terminal logins (ACP ``type: terminal``), the reference adapter's: the client runs this agent's
-#: own command with these arguments in a terminal, which runs Claude Code's login.
+#: own command with these arguments in a terminal, which runs Claude Code's login. ``label``: the
+#: terminal's title under the ``_meta["terminal-auth"]`` capability (the reference's words).
 _TERMINAL_METHODS: tuple[dict[str, object], ...] = (
     {
         "id": "claude-ai-login",
@@ -48,16 +49,38 @@ _TERMINAL_METHODS: tuple[dict[str, object], ...] = (
         "args": ["--cli", "auth", "login", "--console"],
     },
 )
+_TERMINAL_LABELS: Mapping[str, str] = {"claude-ai-login": "Claude Login", "console-login": "Anthropic Console Login"}
 TERMINAL_AUTH_IDS = frozenset(str(m["id"]) for m in _TERMINAL_METHODS)
+
+
+def _agent_command() -> tuple[str, list[str]]:
+    """The command that starts this agent again (the interpreter running it, ``-m lifecycle.agent``),
+    which a client runs in a terminal with a login's ``args``; Claude Code is the one
+    ``LIFECYCLE_ACP_CLI`` names, else the bundled one (:func:`claude_cli`)."""
+    import sys
+
+    return sys.executable, ["-m", "lifecycle.agent"]
 
 
 def auth_methods(client_capabilities: object) -> list[dict[str, object]]:
     """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
-    them (``clientCapabilities.auth.terminal``), then the credentials check."""
+    them (``clientCapabilities.auth.terminal``, or ``_meta["terminal-auth"]`` as Zed, JetBrains and
+    the ACP registry's validator send it: then each also carries ``_meta["terminal-auth"]``
+    ``{command, args, label}``, the full command, as the reference adapter does), then the
+    credentials check."""
     caps = client_capabilities if isinstance(client_capabilities, dict) else {}
-    auth = caps.get("auth")
-    terminal = isinstance(auth, dict) and auth.get("terminal") is True
-    methods = [dict(m, args=list(m["args"])) for m in _TERMINAL_METHODS] if terminal else []  # type: ignore[call-overload]
+    auth, meta = caps.get("auth"), caps.get("_meta")
+    meta_terminal = isinstance(meta, dict) and meta.get("terminal-auth") is True
+    terminal = meta_terminal or (isinstance(auth, dict) and auth.get("terminal") is True)
+    methods: list[dict[str, object]] = []
+    for method in _TERMINAL_METHODS if terminal else ():
+        args = [str(a) for a in method["args"]]  # type: ignore[attr-defined]
+        entry: dict[str, object] = dict(method, args=args)
+        if meta_terminal:
+            command, prefix = _agent_command()
+            label = _TERMINAL_LABELS[str(method["id"])]
+            entry["_meta"] = {"terminal-auth": {"command": command, "args": [*prefix, *args], "label": label}}
+        methods.append(entry)
     return [*methods, dict(_AGENT_METHOD)]
 
 

@@ -20,6 +20,14 @@ Rules
   The mode is passed on Claude Code's command line only when it differs from the one it starts in.
 * Slash commands: Claude Code's own, without those that only work in its terminal (the reference's
   list), each with its argument hint.
+* The models a Claude Code reported are cached per machine (:class:`ModelsCache`), so a
+  ``session/new`` answer lists them before its own Claude Code has started (clients check
+  ``--model`` against that answer). One file per Claude Code executable (its real path, size and
+  modification time: a new version is another file) and per what steers its list (the config
+  folder, the provider and model variables), named by a digest of those; the file holds the models
+  only (ids, names, descriptions, effort levels): no path, no variable, no credential. The cache
+  folder is ``$XDG_CACHE_HOME/lifecycle-acp`` or ``~/.cache/lifecycle-acp``. A cache that cannot
+  be read or written is no cache (nothing fails); a Claude Code that reports another list wins.
 
 Theory of operation
 -------------------
@@ -32,9 +40,13 @@ SDK's models.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
 __all__ = [
@@ -42,6 +54,7 @@ __all__ = [
     "MODEL_CONFIG_ID",
     "MODES",
     "MODE_CONFIG_ID",
+    "ModelsCache",
     "SessionSettings",
     "SettingsError",
     "available_commands",
@@ -182,11 +195,7 @@ class SessionSettings:
         """Take Claude Code's ``initialize`` answer (models, commands); whether anything changed."""
         if not isinstance(info, Mapping):
             return False
-        models = [
-            dict(m)
-            for m in (info.get("models") or [])[:MAX_MODELS]
-            if isinstance(m, Mapping) and isinstance(m.get("value"), str) and m.get("value")
-        ]
+        models = reported_models(info.get("models"))
         commands = available_commands(info.get("commands") or [])
         changed = models != self.models or commands != self.commands
         self.models, self.commands = models, commands
@@ -240,6 +249,74 @@ class SessionSettings:
         if config_id == EFFORT_CONFIG_ID and EFFORT_CONFIG_ID in ids:
             return EFFORT_CONFIG_ID, self.check_effort(value)
         raise SettingsError(f"Unknown config option {str(config_id)[:80]!r}; valid options: {_valid(ids)}")
+
+
+def reported_models(models: object) -> list[dict[str, Any]]:
+    """The well-formed entries (a non-empty string ``value``) of Claude Code's ``models``."""
+    if not isinstance(models, list):
+        return []
+    kept = (m for m in models[:MAX_MODELS] if isinstance(m, Mapping))
+    return [dict(m) for m in kept if isinstance(m.get("value"), str) and m["value"]]
+
+
+#: Variables that change the models Claude Code lists (provider, model overrides, endpoint).
+_MODEL_VARIABLES: Final = (
+    "CLAUDE_CONFIG_DIR", "HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+)  # fmt: skip
+_MODELS_KEYS: Final = ("value", "displayName", "description", "supportsEffort", "supportedEffortLevels")
+
+
+class ModelsCache:
+    """The models a Claude Code executable reported on this machine (see the module's rules).
+
+    Args:
+        cli: the Claude Code executable (None: not found; nothing is cached).
+        env: the environment Claude Code runs with.
+    """
+
+    def __init__(self, cli: str | None, env: Mapping[str, str]) -> None:
+        self.path: Path | None = None
+        if cli is None:
+            return
+        try:
+            real = os.path.realpath(cli)
+            st = os.stat(real)
+        except OSError:
+            return
+        key = json.dumps([real, st.st_size, st.st_mtime_ns, [env.get(k) for k in _MODEL_VARIABLES]])
+        xdg = env.get("XDG_CACHE_HOME")
+        home = env.get("HOME")
+        if xdg and os.path.isabs(xdg):
+            root = Path(xdg)
+        elif home and os.path.isabs(home):
+            root = Path(home) / ".cache"
+        else:
+            return
+        self.path = root / "lifecycle-acp" / f"models-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+    def read(self) -> list[dict[str, Any]]:
+        """The cached models (none when there is no readable cache)."""
+        if self.path is None:
+            return []
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return reported_models(data.get("models") if isinstance(data, dict) else None)
+        return []
+
+    def write(self, models: object) -> None:
+        """Keep ``models`` (Claude Code's report; only the keys ACP shows) when they differ."""
+        kept = [{k: m[k] for k in _MODELS_KEYS if k in m} for m in reported_models(models)]
+        if self.path is None or not kept or kept == self.read():
+            return
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"models": kept}), encoding="utf-8")
+            os.replace(tmp, self.path)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def available_commands(commands: Sequence[Any]) -> list[dict[str, Any]]:

@@ -5,6 +5,7 @@ module in the background once ``initialize`` is answered."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import sys
@@ -45,7 +46,7 @@ from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, Agent
 from .imports import build_deferred
 from .launch import EarlyCli, cli_options, initial_settings
 from .mcp import McpServers
-from .modes import MODE_CONFIG_ID, SettingsError
+from .modes import MODE_CONFIG_ID, ModelsCache, SettingsError
 from .prompt import PromptRefused, prompt_content
 from .runtime import ClientFactory, SdkClient
 from .session import _Session, sdk_function
@@ -130,6 +131,8 @@ class ClaudeAcpAgent:
         self._early_open = False  # ... and no session has taken or refused it yet
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
+        self._models: ModelsCache | None = None  # the machine's cache of Claude Code's models (on first use)
+        self._reported = asyncio.Event()  # a Claude Code of this agent reported its models
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -237,6 +240,8 @@ class ClaudeAcpAgent:
         if self.config.permission_mode == "bypassPermissions" and settings.mode != "bypassPermissions":
             log.warning("session.bypass_not_available", session_id=session_id)
         settings.learn(self._server_info)  # what an earlier session's Claude Code offered
+        if not settings.models:  # else what a Claude Code of this machine offered
+            settings.models = self._models_cache().read()  # one small file, read in place
         session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn, settings)
         session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
         self._sessions[session_id] = session
@@ -244,8 +249,16 @@ class ClaudeAcpAgent:
         return session
 
     def saw_server_info(self, info: dict[str, Any]) -> None:
-        """What a Claude Code reported (models, commands): a later session offers it at once."""
+        """What a Claude Code reported (models, commands): a later session offers it at once, and
+        the machine's cache keeps its models for the next agent."""
         self._server_info = info
+        self._models_cache().write(info.get("models"))
+        self._reported.set()
+
+    def _models_cache(self) -> ModelsCache:
+        if self._models is None:
+            self._models = ModelsCache(claude_cli(self.config.cli_path), self._env)
+        return self._models
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
@@ -337,9 +350,35 @@ class ClaudeAcpAgent:
         early = self._take_early(cwd, mcp_servers)
         session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers)
         session.early_cli = early
-        self._started(session)
-        log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
-        return NewSessionResponse(session_id=session.id, **_session_state(session))
+        if session.settings.models or not self.config.start_early:
+            self._started(session)
+            log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
+            return NewSessionResponse(session_id=session.id, **_session_state(session))
+        # No model known yet (a first run of this Claude Code here): the answer waits for its own
+        # (clients check ``--model`` against it). The session's publisher is held meanwhile, so
+        # what that report shows (models, commands) follows the answer: the client knows the
+        # session by then. Released as the handler returns, before anything can run: the SDK
+        # queues the answer first.
+        async with session.publisher._lock:
+            self._started(session)
+            await self._until_reported(session)
+            log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
+            return NewSessionResponse(session_id=session.id, **_session_state(session))
+
+    async def _until_reported(self, session: _Session) -> None:
+        """Wait (at most :data:`MODELS_WAIT_S`) until a Claude Code reported its models, or the
+        session's own start failed (its first prompt reports how)."""
+        reported = asyncio.ensure_future(self._reported.wait())
+        waits: set[asyncio.Future[Any]] = {reported}
+        starting = getattr(session, "_early", None)  # the session's start in the background
+        if isinstance(starting, asyncio.Future):
+            waits.add(starting)
+        try:
+            await asyncio.wait(waits, timeout=MODELS_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reported.cancel()
+        if not self._reported.is_set():
+            log.info("session.models_not_reported", session_id=session.id)
 
     @_guarded
     async def load_session(
@@ -385,7 +424,8 @@ class ClaudeAcpAgent:
         cwd = self._cwd(cwd)
         info = await asyncio.to_thread(sdk_function("get_session_info"), session_id, directory=cwd)
         if info is None:
-            raise RequestError.invalid_params({"sessionId": session_id[:200], "details": "no stored Claude session"})
+            # The reference's answer (its SDK's ``RequestError.sessionNotFound``): -32002.
+            raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
         session = await self._open(session_id, cwd, mcp_servers)
         self._started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
@@ -461,6 +501,19 @@ class ClaudeAcpAgent:
             log.info("session.cancel", session_id=session_id)
             await session.cancel()
 
+    async def settle(self, timeout: float) -> None:
+        """Answer every running prompt ``cancelled`` and wait (at most ``timeout`` seconds) until
+        every prompt is answered (SIGINT: the client's ``session/cancel`` may be on its way too)."""
+        sessions = list(self._sessions.values())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        cancels = asyncio.gather(*(s.cancel() for s in sessions if s.prompts), return_exceptions=True)
+        while any(s.prompts for s in sessions) and loop.time() < deadline:
+            await asyncio.sleep(0.01)  # the handlers return their answers, the SDK writes them
+        cancels.cancel()  # Claude Code's interrupt may still be under way: shutdown stops it
+        with contextlib.suppress(BaseException):
+            await cancels
+
     async def shutdown(self) -> None:
         """Close every runtime (Claude Code processes exit)."""
         sessions = list(self._sessions.values())
@@ -472,6 +525,11 @@ class ClaudeAcpAgent:
             self._building.cancel()
 
 
+#: How long a ``session/new`` waits for Claude Code's models when none are known (Claude Code
+#: answers its ``initialize`` about half a second after it starts).
+MODELS_WAIT_S = 5.0
+#: Seconds a SIGINT waits for the running prompts' ``cancelled`` answers before the agent exits.
+DRAIN_S = 2.0
 _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")
 _LIST_PAGE = 100  # sessions per session/list page
 
@@ -520,7 +578,10 @@ def _session_info(info: Any, directory: str | None) -> SessionInfo:
     modified = getattr(info, "last_modified", None)
     updated = None
     if isinstance(modified, (int, float)) and modified > 0:
-        updated = datetime.fromtimestamp(modified / 1000, UTC).isoformat().replace("+00:00", "Z")
+        # As JavaScript's ``Date.toISOString`` (the reference's): milliseconds, ``Z``.
+        ms = int(modified)  # whole milliseconds, no float rounding
+        stamp = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
+        updated = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     return SessionInfo(
         session_id=str(getattr(info, "session_id", "")),
         cwd=str(getattr(info, "cwd", None) or directory or ""),
@@ -554,20 +615,38 @@ def _cli_stderr_logger(session_id: str) -> Callable[[str], None]:
 
 
 async def run(
-    config: AgentConfig, transport: StdioTransport, state: ClientState | None = None, early: EarlyCli | None = None
+    config: AgentConfig,
+    transport: StdioTransport,
+    state: ClientState | None = None,
+    early: EarlyCli | None = None,
+    *,
+    interrupted: asyncio.Event | None = None,
 ) -> None:
     """Serve a :class:`ClaudeAcpAgent` over ``transport`` until the client disconnects, then close
     every runtime. ``state``: what an ``initialize`` answered before (:mod:`lifecycle.agent.startup`)
-    negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile."""
+    negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile;
+    ``interrupted``: once set (SIGINT), every running prompt is answered ``cancelled``
+    (:meth:`ClaudeAcpAgent.settle`), then the agent stops."""
     agent = ClaudeAcpAgent(config)
     if state is not None:
         agent.accept_initialize(state)
     agent.accept_early(early)
     transport.on_initialize = agent.saw_client_capabilities
+    # The SDK answers -32601 for the ``acp.Agent`` methods this agent leaves out.
+    # ``use_unstable_protocol``: session/resume and session/close are unstable in this SDK.
+    serving = asyncio.ensure_future(acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True))
+    waits: set[asyncio.Future[Any]] = {serving}
+    if interrupted is not None:
+        waits.add(asyncio.ensure_future(interrupted.wait()))
     try:
-        # The SDK answers -32601 for the ``acp.Agent`` methods this agent leaves out.
-        # ``use_unstable_protocol``: session/resume and session/close are unstable in this SDK.
-        await acp.run_agent(cast(acp.Agent, agent), transport, use_unstable_protocol=True)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        if not serving.done():
+            log.info("agent.interrupted")
+            await agent.settle(DRAIN_S)
     finally:
+        for task in waits:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
         await agent.shutdown()
         log.info("agent.stop")

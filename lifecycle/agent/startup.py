@@ -21,6 +21,13 @@ process and its pipes.
 
 The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
 is read: the SDK's model drops keys it does not know.
+
+Signals: SIGTERM ends the agent at once (every runtime closed). SIGINT, which a terminal's Ctrl-C
+sends to the whole foreground group (a headless client such as acpx and this agent alike, while
+the client sends ``session/cancel``), first settles what is pending: every running prompt is
+answered ``cancelled`` and the answers written (at most :data:`lifecycle.agent.server.DRAIN_S`),
+then the agent exits (:func:`lifecycle.agent.server.run`). A second SIGINT, or one before the
+agent serves, ends it at once.
 """
 
 from __future__ import annotations
@@ -212,10 +219,19 @@ async def serve(
     transport = StdioTransport(source, sink, reserved=RESERVED_KWARGS)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
+    interrupted = asyncio.Event()  # set by SIGINT while the agent serves: settle, then exit
+    serving = False
+
+    def on_sigint() -> None:
+        if serving and not interrupted.is_set():
+            interrupted.set()
+        elif main is not None:
+            main.cancel()
+
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            if main is not None:
-                loop.add_signal_handler(sig, main.cancel)
+        if main is not None:
+            loop.add_signal_handler(signal.SIGTERM, main.cancel)
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
     log.info("agent.start", version=__version__)
     # The SDKs and the agent, imported off the event loop from the start (the first session/new
     # waits for them, the initialize answer does not).
@@ -237,7 +253,8 @@ async def serve(
         raise
     finally:
         importing.cancel()
-    await server.run(config, transport, state, early)
+    serving = True
+    await server.run(config, transport, state, early, interrupted=interrupted)
 
 
 #: How long the SDK import waits, after importing what a launch runs, for the early launch of a

@@ -33,6 +33,12 @@ bounded (short, redacted excerpts of whatever it echoes), every text is passed t
 ``high_water`` bytes wait to be written, no new line is read (the client's unread replies stop
 the agent from taking more work; ``transport.input_paused`` and ``transport.input_resumed`` are
 logged when reading stops and starts again). A broken stdout ends the connection like end of input.
+
+A diff's ``oldText`` (a tool card's or a permission question's ``content``) is sent as ``null``
+when the file is new, as the reference adapter sends it: the ACP SDK serialises every outgoing
+model without its ``None`` fields, which drops the key, and clients such as Toad show a diff only
+when the key is there (:func:`_with_old_text`). No other ``null`` is put back: every other field
+of tool call content (``content``, ``diff``, ``terminal``) is either required or left out when unset.
 """
 
 from __future__ import annotations
@@ -284,6 +290,27 @@ def _verbatim(message: dict[str, Any]) -> bool:
     return isinstance(update, dict) and update.get("sessionUpdate") in VERBATIM_UPDATES
 
 
+def _with_old_text(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with ``"oldText": null`` in each diff of its tool call content that lacks it
+    (a new file); the ACP schema's ``Diff.oldText`` is ``string | null``."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message
+    holder = params.get("update") if message.get("method") == "session/update" else params.get("toolCall")
+    content = holder.get("content") if isinstance(holder, dict) else None
+    if not isinstance(content, list) or not any(
+        isinstance(c, dict) and c.get("type") == "diff" and "oldText" not in c for c in content
+    ):
+        return message
+    assert isinstance(holder, dict)
+    fixed = [
+        {**c, "oldText": None} if isinstance(c, dict) and c.get("type") == "diff" and "oldText" not in c else c
+        for c in content
+    ]
+    key = "update" if message.get("method") == "session/update" else "toolCall"
+    return {**message, "params": {**params, key: {**holder, "content": fixed}}}
+
+
 def _depth_exceeds(value: Any, limit: int) -> bool:
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
@@ -337,6 +364,9 @@ def reserved_kwargs(agent: object) -> frozenset[str]:
 
 
 # ------------------------------------------------------------------ the transport
+
+
+_CARD_METHODS: Final = frozenset({"session/update", "session/request_permission"})
 
 
 class _TooLong:
@@ -410,7 +440,7 @@ class StdioTransport:
         await future
 
     def _encode(self, message: dict[str, Any]) -> bytes:
-        out = dict(message)
+        out = dict(_with_old_text(message) if message.get("method") in _CARD_METHODS else message)
         if "error" in out:
             out["error"] = safe_error(out["error"])
         for key in ("result", "params", "error"):

@@ -1,4 +1,8 @@
-"""The ``lifecycle`` command (also ``python -m lifecycle``)."""
+"""The ``acp-lifecycle`` command (also ``lifecycle``, ``python -m lifecycle``).
+
+Rules: every command imports its module only when it runs. ``check``, ``diagrams`` and ``bench``
+are developer tools of the source tree (``lifecycle/tools/``, in no wheel: pyproject.toml): from an
+installed wheel they exit 2 saying so, instead of a traceback."""
 
 from __future__ import annotations
 
@@ -93,10 +97,27 @@ _DELEGATED: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The delegated commands whose module is in the source tree only (not in the product wheel).
+DEVELOPER_COMMANDS = frozenset({"check", "diagrams", "bench"})
+
+
 def _run_module(module: str, argv: list[str]) -> int:
     from importlib import import_module
 
-    mod = import_module(f"lifecycle.{module}")
+    target = f"lifecycle.{module}"
+    try:
+        mod = import_module(target)
+    except ModuleNotFoundError as exc:
+        # only a developer tool's own module missing (not a dependency it lacks) is this case
+        names = {n for n, m, _ in _DELEGATED if m == module} & DEVELOPER_COMMANDS
+        if not names or exc.name is None or not target.startswith(exc.name):
+            raise
+        print(
+            f"lifecycle {names.pop()}: a developer tool of the source tree, not in the installed package: "
+            "run it from a checkout installed with pip install -e '.[test]' (README.md)",
+            file=sys.stderr,
+        )
+        return 2
     code: int = mod.cli_main(argv)
     return code
 
@@ -117,4 +138,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(args_list)
     code: int = args.func(args)
     return code
-

@@ -439,7 +439,8 @@ def _via_sdk(session_id: str, directory: str | None, negotiated: bool) -> Replay
     try:
         from claude_agent_sdk import get_session_messages
     except ImportError as exc:  # pragma: no cover - the [claude] extra is missing
-        raise SystemExit("lifecycle replay --via-sdk needs the claude extra: pip install 'lifecycle[claude]'") from exc
+        needs = "lifecycle replay --via-sdk needs the claude extra: pip install 'acp-lifecycle[claude]'"
+        raise SystemExit(needs) from exc
     messages = get_session_messages(session_id, directory=directory)
     view = ReplayView(session_id=session_id, lines=len(messages))
     ledger = SessionLedger(session_id, negotiated=negotiated, epoch="replay")

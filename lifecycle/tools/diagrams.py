@@ -446,7 +446,7 @@ def _is_repo(path: Path) -> bool:
     pyproject = path / "pyproject.toml"
     if not pyproject.is_file() or not (path / "lifecycle" / "__init__.py").is_file():
         return False
-    return re.search(r'^name\s*=\s*"lifecycle"', pyproject.read_text(encoding="utf-8"), re.M) is not None
+    return re.search(r'^name\s*=\s*"acp-lifecycle"', pyproject.read_text(encoding="utf-8"), re.M) is not None
 
 
 def find_root(cwd: Path | None = None) -> Path:

@@ -251,7 +251,7 @@ def test_list_resume_and_close(tmp_path: Path) -> None:
             assert any("the first session's prompt" in m and "First answer." in m for m in turn)
             with pytest.raises(RequestError) as err:
                 await run.conn.resume_session(session_id="0" * 8, cwd=str(run.workspace.cwd), mcp_servers=[])
-            assert err.value.code == -32602 and "no stored Claude session" in str(err.value.data)
+            assert (err.value.code, str(err.value)) == (-32002, "Resource not found")  # the reference's
 
     run_async(go())
 

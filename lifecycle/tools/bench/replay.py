@@ -2,7 +2,7 @@
 
 The transcripts are written by :func:`~lifecycle.tools.bench.transcript.write_transcript` into a
 temporary folder (``--tmpdir``), which is also the working folder of every child process: nothing
-here depends on a repository checkout. Needs ``orjson`` (``pip install 'lifecycle[bench]'``);
+here depends on a repository checkout. Needs ``orjson`` (``pip install -e '.[bench]'``);
 without it every figure of the section says so.
 """
 
@@ -133,7 +133,7 @@ _FIGURES: tuple[tuple[str, str, str, tuple[str, float] | None], ...] = (
 def bench_replay(cfg: BenchConfig, progress: Say) -> SectionResult:
     if not module_available("orjson"):
         reason = (
-            "orjson is not installed (pip install 'lifecycle[bench]'): it writes the transcripts and is the baseline"
+            "orjson is not installed (pip install -e '.[bench]'): it writes the transcripts and is the baseline"
         )
         return [unavailable(i, label, unit, reason, target=t) for i, label, unit, t in _FIGURES], {}
     figures: list[Figure] = []

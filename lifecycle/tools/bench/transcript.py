@@ -42,7 +42,7 @@ def write_transcript(
     100,000 lines (at least one; the last one ends the file). Every line gets a fresh ``uuid``,
     ``parentUuid`` chains them and one ``sessionId`` is used throughout. ``recordings``: a
     recordings folder, :class:`~lifecycle.tools.bench.inputs.Recordings`, or None for the inputs
-    shipped with the package. Needs ``orjson`` (``pip install 'lifecycle[bench]'``).
+    shipped with the package. Needs ``orjson`` (``pip install -e '.[bench]'``).
     """
     import orjson
 
