@@ -35,6 +35,7 @@ __all__ = [
     "PromptStarted",
     "QueryEnded",
     "QueryError",
+    "RateLimitWindow",
     "Result",
     "RuntimeReplaced",
     "SessionUpdateOut",
@@ -231,6 +232,31 @@ class HistoryLoaded:
     """``session/load``: replay this history into the freshly opened session."""
 
     entries: tuple[HistoryEntry, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitWindow:
+    """A ``rate_limit_event``: the state of one usage-limit window as Claude Code reports it.
+
+    Claude Code prints one when the state it derives from the API's unified rate-limit headers
+    changes (never for an identical state). ``window`` is its ``rateLimitType`` (``five_hour``,
+    ``seven_day``, ``seven_day_opus``, ``seven_day_sonnet``, ``overage``, ...; None: it named
+    none); ``status`` is ``allowed``, ``allowed_warning`` or ``rejected`` (None only for another
+    window read from the event's ``unifiedWindows`` with no status of its own:
+    :func:`lifecycle.claude.unified_windows`); ``utilization`` the
+    share used, 0 to 1 (None: not sent, or not a number in that range); ``resets_at`` when the
+    window resets, Unix seconds (None: not sent, or not a plausible time); ``raw`` the
+    ``rate_limit_info`` object exactly as Claude Code sent it (camelCase keys).
+
+    Not yet a member of :data:`Event`: the ledger does not judge it (issue 32, phase 2); the
+    agent shows it as data only (:mod:`lifecycle.agent.translate`).
+    """
+
+    window: str | None
+    status: str | None
+    utilization: float | None = None
+    resets_at: int | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 Event = (

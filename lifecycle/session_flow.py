@@ -40,7 +40,12 @@ Theory of operation
 ``answered`` (a real model answer arrived), ``failing`` (Claude's failure text is held).
 ``cancelled``: the prompt was answered ``cancelled`` and the turn's stream is still draining.
 Open questions are the turn's data, not a state: a question opened in ``in_turn`` stays open only
-as long as the flow stays there (:meth:`lifecycle.ledger.SessionLedger.question_open`).
+as long as the flow stays there (:meth:`lifecycle.delivery_surfaces.TurnEffects.question_open`), and
+leaving ``in_turn`` hands its id to the ledger's withdrawn queue (``take_withdrawn``).
+The ledger keeps the leaves as :class:`lifecycle.delivery_surfaces.FlowState` (the same ids;
+``tests/test_delivery_surfaces.py`` checks they agree, since this module is imported only when
+a ledger first asks), and :data:`EFFECTS` is read from the transitions' actions; the ledger
+carries out each effect by the method :data:`lifecycle.delivery_surfaces.EFFECT_HANDLERS` names.
 
 The machine is pure, like :class:`lifecycle.incident.IncidentMachine`: it has no guards and its
 actions only name the effect (:meth:`SessionFlow._effect` appends the name to the model's
@@ -232,27 +237,16 @@ FLOW_EVENTS: tuple[str, ...] = tuple(
 #: The leaf states a turn can be in (what ``SessionLedger`` keeps), in declaration order.
 FLOW_STATES: tuple[str, ...] = tuple(s.id for s in SessionFlow.states_map.values() if not s.states)
 
-#: Every effect name an action of :class:`SessionFlow` can produce.
-EFFECTS: tuple[str, ...] = (
-    "open_turn",
-    "publish_retry",
-    "recover_answered",
-    "recover_all",
-    "hold_failure",
-    "background_failure",
-    "settle_stop",
-    "confirm_attempt",
-    "settle_failure",
-    "settle_result_error",
-    "settle_cancelled",
-    "settle_runtime_loss",
-    "background_runtime_loss",
-    "settle_missing_result",
-    "settle_internal_error",
-    "background_internal_error",
-    "open_question",
-    "refuse_question",
-    "close_question",
+#: Every effect name an action of :class:`SessionFlow` can produce, each once (read
+#: from the transitions' actions, as ``lifecycle diagrams`` draws them).
+EFFECTS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        str(action)
+        for s in SessionFlow.states_map.values()
+        for t in s.transitions
+        for action in t.on
+        if not action.is_convention
+    )
 )
 
 

@@ -49,6 +49,7 @@ CORE = (
     "intents",
     "incident",
     "session_flow",
+    "delivery_surfaces",
     "ledger",
     "history",
     "client",

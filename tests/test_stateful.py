@@ -137,6 +137,9 @@ class AdapterSession(RuleBasedStateMachine):
         self.refused = False
         self.asked: list[str] = getattr(self, "asked", [])  # every question Claude Code asked, in order
         self.open_questions: set[str] = set()  # reference: asked in a running turn, not answered, not withdrawn
+        self.opened: set[str] = set()  # asked while this ledger's turn ran (the client was asked)
+        self.answered: set[str] = set()  # answers the client sent to this ledger, open or not
+        self.withdrawn: list[str] = []  # every id SessionLedger.take_withdrawn handed out, in order
         self.late_answer: tuple[str, bool, bool] | None = None  # (tool, open before, changed the session)
 
     # ------------------------------------------------------------------ driving the ledger
@@ -166,14 +169,13 @@ class AdapterSession(RuleBasedStateMachine):
                         self.client.receive(out.to_jsonrpc())
                         self.ledger.delivered()
                         self.sent.append((out, True))
+                self._take_withdrawn()
         except TransitionNotAllowed as exc:
             # The ledger asks its machines before it plans or commits: whatever a real stream
             # carries, the incident machine never refuses what the ledger fires (a refusal means
             # the ledger and its machine disagree).
             raise AssertionError(f"{step}: the incident machine refused a transition: {exc}") from exc
         self.transitions = self.observed.transitions[n:]
-        if not self.running:  # leaving in_turn (or never in it) withdraws every open question
-            self.open_questions.clear()
         for out, _ in self.sent:
             if isinstance(out, (PromptResponseOut, PromptErrorOut)):
                 assert out.turn_id not in self.settled, f"{out.turn_id} answered twice"
@@ -182,6 +184,19 @@ class AdapterSession(RuleBasedStateMachine):
         if self.sent:
             note(f"{step}: " + ", ".join(_describe(o, ok) for o, ok in self.sent))
         return accepted
+
+    def _take_withdrawn(self) -> None:
+        """After each event: the questions the ledger withdrew are exactly the ones that were open
+        when the event made the turn leave ``in_turn`` (cancel, runtime loss, any settlement), each
+        handed out once; none while the turn still runs."""
+        taken = self.ledger.take_withdrawn()
+        expected = set() if self.running else self.open_questions  # leaving in_turn withdraws every open question
+        assert sorted(taken) == sorted(expected) and len(set(taken)) == len(taken), (self.step, taken, expected)
+        assert not set(taken) & set(self.withdrawn), (self.step, taken, self.withdrawn)
+        assert self.ledger.take_withdrawn() == (), self.step  # drained: a second call has nothing
+        self.withdrawn.extend(taken)
+        if not self.running:
+            self.open_questions.clear()
 
     def _a_loss_is_a_connection_failure(self, *, required: bool = True) -> None:
         """"transport loss and worker shutdown remain active until runtime replacement", shown as a
@@ -548,6 +563,7 @@ class AdapterSession(RuleBasedStateMachine):
         self.feed("claude_asks_permission", PermissionAsked(tool_use_id=tool))
         if running:
             self.open_questions.add(tool)
+            self.opened.add(tool)
 
     @precondition(lambda self: bool(self.asked))
     @rule(pick=st.integers(0, 15))
@@ -561,6 +577,7 @@ class AdapterSession(RuleBasedStateMachine):
         self.feed("client_answers_permission", PermissionAnswered(tool_use_id=tool))
         self.late_answer = None if running else (tool, was_open, ledger_fingerprint(self.ledger) != before)
         self.open_questions.discard(tool)
+        self.answered.add(tool)
 
     @rule(count=st.integers(1, 2))
     def the_next_send_fails(self, count: int) -> None:
@@ -775,6 +792,14 @@ class AdapterSession(RuleBasedStateMachine):
         is_open = {tool for tool in self.asked if self.ledger.question_open(tool)}
         assert is_open == self.open_questions, (self.step, sorted(is_open), sorted(self.open_questions))
         assert not is_open or self.running, (self.step, self.ledger.flow)
+
+    @invariant()
+    def a_question_is_open_iff_it_was_asked_not_answered_and_not_withdrawn(self) -> None:
+        """The ledger's two views of a question agree: it is open exactly when it was asked in a
+        running turn, has not been answered, and ``take_withdrawn`` has not handed it out."""
+        is_open = {tool for tool in self.asked if self.ledger.question_open(tool)}
+        expected = self.opened - self.answered - set(self.withdrawn)
+        assert is_open == expected, (self.step, sorted(is_open), sorted(expected))
 
     @invariant()
     def permission_events_publish_nothing_and_change_no_incident(self) -> None:

@@ -195,16 +195,21 @@ def with_meta(response: PromptResponse, meta: Mapping[str, Any]) -> PromptRespon
     return _rebuild_response(response, _meta=merged)
 
 
-def prompt_response(out: PromptResponseOut, *, meta: Mapping[str, Any] | None = None) -> PromptResponse:
+def prompt_response(
+    out: PromptResponseOut, *, meta: Mapping[str, Any] | None = None, usage: Mapping[str, int] | None = None
+) -> PromptResponse:
     """The ``PromptResponse`` a handler returns for the ledger's ``out``.
 
     Args:
         out: the ledger's settlement of the turn.
         meta: the agent's own ``_meta`` for the response (kept beside a record).
+        usage: the turn's token counts (ACP ``Usage``: ``totalTokens``, ``inputTokens``, ...).
     """
     combined = out.meta(meta)
     # ``stopReason`` is validated by the SDK model (the ledger only plans ACP stop reasons).
     data: dict[str, Any] = {"stopReason": out.stop_reason}
+    if usage is not None:
+        data["usage"] = dict(usage)
     if combined is not None:
         data["_meta"] = combined
     return PromptResponse.model_validate(data)
@@ -327,7 +332,7 @@ class SessionPublisher:
         self._ledger = ledger
         self._lock = asyncio.Lock()
         self._response_meta = dict(response_meta) if response_meta else None
-        self._turns: dict[str, asyncio.Future[PromptResponse]] = {}
+        self._turns: dict[str, asyncio.Future[PromptResponseOut]] = {}
         self._secrets = SecretMemory()
         #: how many planned sends failed (their content was not committed)
         self.failed_sends = 0
@@ -418,8 +423,13 @@ class SessionPublisher:
                 sent += 1
         return sent
 
-    async def outcome(self, turn_id: str) -> PromptResponse:
-        """Wait for the ledger to settle ``turn_id``; the handler's return value.
+    async def outcome(self, turn_id: str, *, usage: Mapping[str, int] | None = None) -> PromptResponse:
+        """Wait for the ledger to settle ``turn_id``; the handler's return value, built once, here.
+
+        Args:
+            usage: the turn's token counts (ACP ``Usage``), read when the turn is settled (a live
+                mapping the agent keeps filling: the counts of every result before the settlement);
+                left out when empty or all zero.
 
         Raises:
             acp.RequestError: the legacy JSON-RPC error the ledger settled the turn with.
@@ -427,9 +437,11 @@ class SessionPublisher:
         """
         future = self._turns[turn_id]
         try:
-            return await future
+            out = await future
         finally:
             self._turns.pop(turn_id, None)
+        counts = dict(usage) if usage is not None and any(usage.values()) else None
+        return prompt_response(out, meta=self._response_meta, usage=counts)
 
     # -------------------------------------------------------------- internals
 
@@ -472,6 +484,6 @@ class SessionPublisher:
         if future is None or future.done():
             raise _Undeliverable(out.turn_id)
         if isinstance(out, PromptResponseOut):
-            future.set_result(prompt_response(out, meta=self._response_meta))
+            future.set_result(out)
         else:
             future.set_exception(prompt_error(out))

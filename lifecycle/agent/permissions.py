@@ -39,7 +39,7 @@ Theory of operation
 :class:`PermissionBroker` is one session's. :meth:`PermissionBroker.can_use_tool` is given to the
 SDK; it feeds :class:`~lifecycle.events.PermissionAsked`, sends the request as its own task and
 waits for the first of: the answer, or the withdrawal (:meth:`PermissionBroker.withdraw`, called
-by the session whenever its turn leaves ``in_turn``). Then it feeds
+by the session with the questions the ledger reports withdrawn: its turn left ``in_turn``). Then it feeds
 :class:`~lifecycle.events.PermissionAnswered` and returns the SDK's allow or deny.
 """
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import structlog
@@ -322,10 +322,15 @@ class PermissionBroker:
                 request.cancel()
         return _selected(response, tool_id, [o["optionId"] for o in offered])
 
-    async def withdraw(self, notify: Any = None) -> None:
-        """Withdraw every open question (the turn left ``in_turn``): each request is cancelled on
-        the wire with ``$/cancel_request`` (``notify(method, params)``) and stops being awaited."""
-        waiting = list(self._waiting.items())
+    async def withdraw(self, notify: Any = None, tool_use_ids: Iterable[str] | None = None) -> None:
+        """Withdraw the questions of ``tool_use_ids`` (the ledger's
+        :meth:`~lifecycle.ledger.SessionLedger.take_withdrawn`; None: every open one, the session
+        is closing): each request is cancelled on the wire with ``$/cancel_request``
+        (``notify(method, params)``) and stops being awaited."""
+        if tool_use_ids is None:
+            waiting = list(self._waiting.items())
+        else:
+            waiting = [(t, self._waiting[t]) for t in tool_use_ids if t in self._waiting]
         for tool_id, request in waiting:
             self._waiting.pop(tool_id, None)
             request_id = self._request_ids.pop(tool_id, None)

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import structlog
 from acp import RequestError
-from acp.schema import PromptResponse, Usage
+from acp.schema import PromptResponse
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
@@ -106,11 +106,11 @@ class _Session:
         return accepted
 
     async def _withdraw_if_over(self) -> None:
-        if self.permissions.open_requests:
-            turn = self.publisher.ledger.turn
-            if turn is None or turn.settled:
-                # The turn left in_turn (cancel, loss, settlement): its questions are withdrawn.
-                await self.permissions.withdraw(self.agent.cancel_request)
+        """The questions the ledger reports withdrawn (their turn left ``in_turn``: cancel, loss,
+        settlement) are withdrawn on the wire."""
+        withdrawn = self.publisher.ledger.take_withdrawn()
+        if withdrawn:
+            await self.permissions.withdraw(self.agent.cancel_request, withdrawn)
 
     # -------------------------------------------------------------- what Claude Code sends
 
@@ -336,18 +336,14 @@ class _Session:
     async def _settled(self, turn_id: str, drive: asyncio.Future[None] | None) -> PromptResponse:
         """The ledger's settlement of the turn, as soon as it exists (a cancel is answered even
         while the runtime is still starting), with the turn's token usage."""
-        settled = asyncio.ensure_future(self.publisher.outcome(turn_id))
+        settled = asyncio.ensure_future(self.publisher.outcome(turn_id, usage=self.renderer.turn_usage))
         try:
             if drive is not None:
                 waiting: set[asyncio.Future[Any]] = {drive, settled}
                 await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            response = await settled
+            return await settled
         finally:
             settled.cancel()
-        usage = self.renderer.turn_usage
-        if usage.input or usage.output:
-            response = response.model_copy(update={"usage": Usage.model_validate(usage.to_wire())})
-        return response
 
     async def _drive(self, prompt: _Prompt, turn_id: str, content: PromptContent) -> None:
         try:

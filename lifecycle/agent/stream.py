@@ -42,7 +42,7 @@ tool use is rendered generically.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ..intents import text_update
@@ -59,10 +59,20 @@ _TEXT = "agent_message_chunk"
 _THOUGHT = "agent_thought_chunk"
 
 
-class TurnUsage:
-    """Token counts of one prompt turn, summed over its results (ACP ``Usage``)."""
+class TurnUsage(Mapping[str, int]):
+    """Token counts of one prompt turn, summed over its results: a live mapping of the ACP
+    ``Usage`` object's keys (:meth:`to_wire`), read when the turn is settled."""
 
     __slots__ = ("cached_read", "cached_write", "input", "output")
+
+    def __getitem__(self, key: str) -> int:
+        return self.to_wire()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_wire())
+
+    def __len__(self) -> int:
+        return len(self.to_wire())
 
     def __init__(self) -> None:
         self.input = 0
@@ -313,6 +323,13 @@ class StreamRenderer:
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
             update["cost"] = {"amount": float(cost), "currency": "USD"}
         return [update]
+
+    def context(self) -> tuple[int, int] | None:
+        """The last known ``(used, size)``: tokens in context after the last top-level answer
+        and the context window; None until both are known."""
+        if self._last_context is None or self._window is None:
+            return None
+        return self._last_context, self._window
 
     # -------------------------------------------------------------- tool calls
 

@@ -18,6 +18,11 @@ Rules
   the turn (they are the session's, not the turn's).
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
+* A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
+  turn: one ``usage_update`` step, sent at once (before the turn's first usage too), with the
+  renderer's last known ``used``/``size`` (``0``/``0`` while none is known: ACP requires both)
+  and the windows in ``_meta`` (:func:`rate_limit_update`; docs/acp-agent.md, "Rate-limit
+  windows"). It is not judged: the ledger knows no window yet (issue 32, phase 2).
 
 Theory of operation
 -------------------
@@ -32,22 +37,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import structlog
 
-from ..claude import from_sdk_exception, sdk_assistant, sdk_result, sdk_system
+from ..claude import from_sdk_exception, sdk_assistant, sdk_rate_limit, sdk_result, sdk_system, unified_windows
 from ..errors import LifecycleError
-from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, Result
+from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, RateLimitWindow, Result
 from .mcp import McpServers
 from .stream import StreamRenderer
 
-__all__ = ["TURN_EVENTS", "Step", "runtime_end", "translate"]
+__all__ = ["RATE_LIMIT_META", "TURN_EVENTS", "Step", "rate_limit_update", "runtime_end", "translate"]
 
 log = structlog.get_logger("lifecycle.agent")
 
 #: Events that belong to the turn in flight: not judged while the turn shows nothing more.
 TURN_EVENTS: Final = (Assistant, Result, ApiRetry, ModelFallback)
+#: The reference adapter's ``_meta`` key for the info object as Claude Code sent it.
+RATE_LIMIT_META: Final = "_claude/rateLimit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +83,13 @@ def translate(
     if kind == "StreamEvent":  # the hot path of a streamed turn: chunks, nothing to judge
         updates = renderer.stream_event(message)
         return ([] if quiet or not updates else [Step(updates)]), False
+    if kind == "RateLimitEvent":  # the session's, whatever the turn; not judged (see the module)
+        try:
+            window = sdk_rate_limit(message)
+        except LifecycleError:
+            log.warning("runtime.malformed_message", kind=kind)
+            return [], False
+        return [Step([rate_limit_update(window, renderer.context())])], False
     steps: list[Step] = []
     event: Event | None = None
     updates = []
@@ -100,6 +115,34 @@ def translate(
     if updates or event is not None:
         steps.append(Step(updates, event))
     return steps, kind == "ResultMessage"
+
+
+def _iso(seconds: int | None) -> str | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) -> dict[str, Any]:
+    """The ``usage_update`` showing ``window``: ``used``/``size`` from ``context`` (``0``/``0``
+    when unknown), and in ``_meta`` the info object as Claude Code sent it
+    (:data:`RATE_LIMIT_META`, the reference's key) and ``rateLimits``, one provider-neutral entry
+    per window it reports (``window``, ``status``, ``usedFraction``, ``resetsAt`` as ISO 8601
+    UTC; a value Claude Code did not send, or sent unreadable, is left out)."""
+    used, size = context if context is not None else (0, 0)
+    limits = []
+    for each in unified_windows(window):
+        entry = {
+            "window": each.window,
+            "status": each.status,
+            "usedFraction": each.utilization,
+            "resetsAt": _iso(each.resets_at),
+        }
+        limits.append({k: v for k, v in entry.items() if v is not None})
+    return {
+        "sessionUpdate": "usage_update",
+        "used": used,
+        "size": size,
+        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits},
+    }
 
 
 def _startup_failures(mcp: McpServers, message: object) -> list[Step]:

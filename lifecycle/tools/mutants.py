@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import client as client_mod
+from .. import delivery_surfaces as surfaces_mod
 from .. import intents
 from .. import ledger as ledger_mod
 from .. import titles as titles_mod
@@ -233,7 +234,7 @@ def _stale_runtime_accepted(p: _Patches) -> None:
 
 
 def _terminal_failure_on_session_update(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._settle
+    orig = surfaces_mod.TurnEffects._settle
 
     def settle_failure(self: Any, turn: Any, *args: Any, **kwargs: Any) -> None:
         orig(self, turn, *args, **kwargs)
@@ -242,7 +243,7 @@ def _terminal_failure_on_session_update(p: _Patches) -> None:
             last.prompt_turn = None  # "show it like every other record, then answer the prompt"
             self._outbox.append(intents.Settle(turn.turn_id, "end_turn"))
 
-    p.attr(ledger_mod.SessionLedger, "_settle", settle_failure)
+    p.attr(surfaces_mod.TurnEffects, "_settle", settle_failure)
 
 
 def _replay_ignores_later_answer(p: _Patches) -> None:
@@ -335,29 +336,29 @@ def _warning_recommends_retry(p: _Patches) -> None:
 
 
 def _is_error_beats_stop_reason(p: _Patches) -> None:
-    orig: Callable[..., str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
+    orig: Callable[..., str] = getattr(surfaces_mod, "result_event")  # noqa: B009 (not exported)
 
     def result_event(is_error: object, stop_reason: object, *rest: object) -> str:
         if is_error:  # "an error is an error, whatever the stop reason"
             return "result_error"
         return orig(is_error, stop_reason, *rest)
 
-    p.attr(ledger_mod, "result_event", result_event)
+    p.attr(surfaces_mod, "result_event", result_event)
 
 
 def _held_failure_beats_stop_reason(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._step_turn
+    orig = surfaces_mod.TurnEffects._step_turn
 
     def step_turn(self: Any, event: str) -> Any:
         if event == "result_stop" and self._flow == "failing":  # "Claude already said what failed"
             event = "result_error"
         return orig(self, event)
 
-    p.attr(ledger_mod.SessionLedger, "_step_turn", step_turn)
+    p.attr(surfaces_mod.TurnEffects, "_step_turn", step_turn)
 
 
 def _loss_after_error_result_swallowed(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._runtime_lost
+    orig = surfaces_mod.TurnEffects._runtime_lost
 
     def runtime_lost(self: Any, *args: Any, **kwargs: Any) -> None:
         turn = self._turn
@@ -367,18 +368,18 @@ def _loss_after_error_result_swallowed(p: _Patches) -> None:
             return
         orig(self, *args, **kwargs)
 
-    p.attr(ledger_mod.SessionLedger, "_runtime_lost", runtime_lost)
+    p.attr(surfaces_mod.TurnEffects, "_runtime_lost", runtime_lost)
 
 
 def _held_failure_beats_loss(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._step_turn
+    orig = surfaces_mod.TurnEffects._step_turn
 
     def step_turn(self: Any, event: str) -> Any:
         if event == "transport_lost" and self._flow == "failing":  # "Claude's own text is the better title"
             event = "stream_ended"
         return orig(self, event)
 
-    p.attr(ledger_mod.SessionLedger, "_step_turn", step_turn)
+    p.attr(surfaces_mod.TurnEffects, "_step_turn", step_turn)
 
 
 def _cancelled_turn_failure_published(p: _Patches) -> None:
@@ -423,12 +424,12 @@ def _newer_notice_retires_older(p: _Patches) -> None:
 
 
 def _max_tokens_beats_limit(p: _Patches) -> None:
-    orig: Callable[..., str] = getattr(ledger_mod, "result_event")  # noqa: B009 (not exported)
+    orig: Callable[..., str] = getattr(surfaces_mod, "result_event")  # noqa: B009 (not exported)
 
     def result_event(is_error: object, stop_reason: object, subtype: object = None, text: object = None) -> str:
         return orig(is_error, stop_reason, "success", text)  # "max_tokens wins, whatever the subtype"
 
-    p.attr(ledger_mod, "result_event", result_event)
+    p.attr(surfaces_mod, "result_event", result_event)
 
 
 def _notices_forgotten_past_a_small_bound(p: _Patches) -> None:
@@ -437,7 +438,7 @@ def _notices_forgotten_past_a_small_bound(p: _Patches) -> None:
 
 
 def _unreachable_api_is_connection(p: _Patches) -> None:
-    orig = ledger_mod.SessionLedger._settle
+    orig = surfaces_mod.TurnEffects._settle
 
     def settle(self: Any, turn: Any, cond: Any, *args: Any, **kwargs: Any) -> None:
         warning = self._active.get(turn_error_id(turn.turn_id))  # the turn's retry warning, if any
@@ -446,16 +447,16 @@ def _unreachable_api_is_connection(p: _Patches) -> None:
             cond = dataclasses.replace(cond, category=Category.CONNECTION)
         orig(self, turn, cond, *args, **kwargs)
 
-    p.attr(ledger_mod.SessionLedger, "_settle", settle)
+    p.attr(surfaces_mod.TurnEffects, "_settle", settle)
 
 
 def _login_result_is_service(p: _Patches) -> None:
-    orig: Callable[..., Any] = getattr(ledger_mod, "classify_result")  # noqa: B009 (not exported)
+    orig: Callable[..., Any] = getattr(surfaces_mod, "classify_result")  # noqa: B009 (not exported)
 
     def classify_result(subtype: object, terminal_reason: object, text: object = None) -> Any:
         return orig(subtype, terminal_reason)  # "the result's text is only its title"
 
-    p.attr(ledger_mod, "classify_result", classify_result)
+    p.attr(surfaces_mod, "classify_result", classify_result)
 
 
 # -- permission questions (never incidents; open only while their turn runs)
@@ -466,7 +467,7 @@ def _questions_outlive_their_turn(p: _Patches) -> None:
         turn = self._turn  # "the turn's set is the truth": forgets that leaving in_turn withdraws them
         return turn is not None and tool_use_id in turn.questions
 
-    p.attr(ledger_mod.SessionLedger, "question_open", question_open)
+    p.attr(surfaces_mod.TurnEffects, "question_open", question_open)
 
 
 def _refused_question_published(p: _Patches) -> None:

@@ -151,6 +151,8 @@ class MessageReply(Reply):
     ``{"type": "thinking", "thinking": ..., "chunks": [...]?}`` (streamed as ``thinking_delta`` events,
     then a ``signature_delta``).
     ``text_chunks`` optionally splits the *first* text block into several deltas.
+    ``headers`` are extra HTTP response headers sent with the answer (SSE or JSON), e.g. the
+    unified rate-limit headers (``tests/e2e/test_rate_limits.py``, ``rate_limit_headers``).
     """
 
     blocks: list[dict[str, Any]]

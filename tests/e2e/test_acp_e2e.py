@@ -92,9 +92,14 @@ def loaded_state(result: dict[str, Any] | None) -> bool:
 
 
 def turn_frame(m: dict[str, Any]) -> bool:
-    """Whether an incoming frame belongs to what a turn shows (not a session state update)."""
+    """Whether an incoming frame belongs to what a turn shows: not a session state update, nor a
+    rate-limit window's ``usage_update`` (the session's, sent whenever Claude Code reports a
+    window; tests/e2e/test_rate_limits.py checks those)."""
     update = m.get("params", {}).get("update") if m.get("method") == "session/update" else None
-    return not (isinstance(update, dict) and update.get("sessionUpdate") in SESSION_STATE_KINDS)
+    if not isinstance(update, dict):
+        return True
+    rate_limit = update.get("sessionUpdate") == "usage_update" and "rateLimits" in (update.get("_meta") or {})
+    return not (update.get("sessionUpdate") in SESSION_STATE_KINDS or rate_limit)
 
 RATE_MESSAGE = "e2e: this key sent too many requests"
 OVERLOAD_MESSAGE = "Overloaded"
@@ -732,7 +737,7 @@ def _session_frames(agent: AgentUnderTest, sid: str, start: int) -> list[dict[st
     return [
         m
         for d, m in agent.frames[start:]
-        if d == StreamDirection.INCOMING and m.get("params", {}).get("sessionId") == sid
+        if d == StreamDirection.INCOMING and m.get("params", {}).get("sessionId") == sid and turn_frame(m)
     ]
 
 

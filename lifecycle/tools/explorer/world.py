@@ -299,9 +299,11 @@ def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
 #   * a settled turn (its flow state is ``idle`` or ``cancelled``) only by its id: what it
 #     captured while running is never read again (no transition out of those states names an
 #     effect that reads the turn's data; ``open_turn`` replaces it), its permission questions
-#     included (``question_open`` reads them only while the flow is in ``in_turn``).
+#     included (``question_open`` reads them only while the flow is in ``in_turn``);
+#   * ``_withdrawn``, the withdrawn questions not taken yet: an output for the caller
+#     (``take_withdrawn``), which the ledger never reads and the explorer never drains.
 _VIEW_DROP = frozenset(
-    {"_observer", "_answers", "_session_id", "_epoch", "_seq", "category", "record", "revision"}
+    {"_observer", "_answers", "_session_id", "_epoch", "_seq", "_withdrawn", "category", "record", "revision"}
 )
 _SEQUENCED = frozenset({IdKind.SESSION, IdKind.NOTICE})
 

@@ -1,0 +1,141 @@
+"""Issue 32, point 2: every ``RateLimitEvent`` reaches the client as data, without processes.
+
+:func:`lifecycle.agent.translate.translate` on the real ``claude_agent_sdk`` classes: one
+``usage_update`` step, sent before the turn's first usage too (the reference drops it then,
+claude-agent-acp #1127), with the renderer's last known ``used``/``size`` (``0``/``0`` while
+none is known: the ACP schema requires both), in ``_meta`` the info object as Claude Code sent it
+under the reference's key ``_claude/rateLimit`` and ``rateLimits``, the provider-neutral list ACP
+discussion #2235 proposes (docs/acp-agent.md, "Rate-limit windows"). The infos are the ones
+Claude Code 2.1.332 printed (tests/e2e/test_rate_limits.py); expected values are literals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from acp.schema import UsageUpdate
+from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
+from claude_agent_sdk.types import RateLimitEvent, RateLimitInfo
+
+from lifecycle.agent.mcp import McpServers
+from lifecycle.agent.stream import StreamRenderer
+from lifecycle.agent.translate import translate
+
+WARNING_INFO: dict[str, Any] = {
+    "status": "allowed_warning",
+    "resetsAt": 1796421723,
+    "rateLimitType": "five_hour",
+    "utilization": 0.9,
+    "isUsingOverage": False,
+    "surpassedThreshold": 0.9,
+    "unifiedWindows": {"five_hour": {"utilization": 0.9, "resetsAt": 1796421723, "surpassedThreshold": 0.9}},
+}
+WEEKLY_INFO: dict[str, Any] = {
+    "status": "allowed_warning",
+    "resetsAt": 1796850123,
+    "rateLimitType": "seven_day",
+    "utilization": 0.8,
+    "isUsingOverage": False,
+    "surpassedThreshold": 0.75,
+    "unifiedWindows": {
+        "five_hour": {"utilization": 0.1, "resetsAt": 1796421723},
+        "seven_day": {"utilization": 0.8, "resetsAt": 1796850123, "surpassedThreshold": 0.75},
+    },
+}
+
+
+def event(info: Any) -> RateLimitEvent:
+    typed = RateLimitInfo(
+        status=info.get("status") if isinstance(info, dict) else None,  # type: ignore[arg-type]
+        resets_at=info.get("resetsAt") if isinstance(info, dict) else None,
+        rate_limit_type=info.get("rateLimitType") if isinstance(info, dict) else None,
+        utilization=info.get("utilization") if isinstance(info, dict) else None,
+        raw=info if isinstance(info, dict) else {},
+    )
+    return RateLimitEvent(rate_limit_info=typed, uuid="u1", session_id="s1")
+
+
+def one_update(message: object, renderer: StreamRenderer, *, quiet: bool = False) -> dict[str, Any]:
+    steps, ends = translate(message, renderer, McpServers(), quiet=quiet)
+    assert not ends
+    assert len(steps) == 1 and steps[0].event is None  # shown, never judged (phase 1)
+    assert len(steps[0].updates) == 1
+    update = steps[0].updates[0]
+    UsageUpdate.model_validate(update)  # a valid ACP usage_update
+    return update
+
+
+def test_an_event_before_any_usage_is_sent_with_zero_used_and_size() -> None:
+    r = StreamRenderer("/p")
+    r.start_turn()
+    assert one_update(event(WARNING_INFO), r) == {
+        "sessionUpdate": "usage_update",
+        "used": 0,
+        "size": 0,
+        "_meta": {
+            "_claude/rateLimit": WARNING_INFO,
+            "rateLimits": [
+                {
+                    "window": "five_hour",
+                    "status": "allowed_warning",
+                    "usedFraction": 0.9,
+                    "resetsAt": "2026-12-04T22:02:03Z",
+                }
+            ],
+        },
+    }
+
+
+def test_an_event_after_a_result_reuses_the_last_used_and_size() -> None:
+    r = StreamRenderer("/p")
+    r.start_turn()
+    answer = AssistantMessage(content=[TextBlock("x")], model="claude-sonnet-4-5")
+    answer.usage = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5}
+    r.assistant(answer)
+    r.result(
+        ResultMessage(
+            subtype="success",
+            duration_ms=1,
+            duration_api_ms=1,
+            is_error=False,
+            num_turns=1,
+            session_id="s",
+            model_usage={"claude-sonnet-4-5": {"contextWindow": 200000}},
+        )
+    )
+    update = one_update(event(WEEKLY_INFO), r)
+    assert (update["used"], update["size"]) == (125, 200000)
+    assert update["_meta"]["rateLimits"] == [
+        {"window": "seven_day", "status": "allowed_warning", "usedFraction": 0.8, "resetsAt": "2026-12-09T21:02:03Z"},
+        # no status of its own from Claude Code: left out, not guessed
+        {"window": "five_hour", "usedFraction": 0.1, "resetsAt": "2026-12-04T22:02:03Z"},
+    ]
+    assert update["_meta"]["_claude/rateLimit"] == WEEKLY_INFO
+
+
+def test_a_cancelled_turn_still_shows_the_sessions_window() -> None:
+    update = one_update(event(WARNING_INFO), StreamRenderer("/p"), quiet=True)
+    assert update["_meta"]["rateLimits"][0]["status"] == "allowed_warning"
+
+
+def test_unreadable_values_are_left_out_of_the_neutral_entry_but_kept_raw() -> None:
+    info = {"status": "rejected", "rateLimitType": "five_hour", "utilization": "lots", "resetsAt": -5}
+    update = one_update(event(info), StreamRenderer("/p"))
+    assert update["_meta"] == {
+        "_claude/rateLimit": info,
+        "rateLimits": [{"window": "five_hour", "status": "rejected"}],
+    }
+
+
+@pytest.mark.parametrize("info", [{"status": "paused"}, {"status": None}, {}])
+def test_an_event_without_a_known_status_shows_nothing(info: dict[str, Any]) -> None:
+    steps, ends = translate(event(info), StreamRenderer("/p"), McpServers(), quiet=False)
+    assert (steps, ends) == ([], False)
+
+
+def test_the_raw_object_sent_is_a_copy() -> None:
+    info = dict(WARNING_INFO)
+    update = one_update(event(info), StreamRenderer("/p"))
+    info["status"] = "rejected"
+    assert update["_meta"]["_claude/rateLimit"]["status"] == "allowed_warning"
