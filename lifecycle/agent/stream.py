@@ -23,7 +23,9 @@ Rules
   denied tool, or one Claude Code refused to run (``<tool_use_error>``: invalid input, a deny rule),
   never ran and gets none), then ``completed`` or ``failed`` with the rendered content.
 * A tool call still open when the turn's result arrives, or when Claude Code is gone, is
-  ``failed`` (:meth:`StreamRenderer.close_open_tools`): no tool call is left running.
+  ``failed`` (:meth:`StreamRenderer.close_open_tools`): no tool call is left running. Except, at a
+  result, a background subagent's (its Agent call already ended: Claude Code 2.1.332 runs an
+  Agent in the background by default), which ends with its own result after the turn.
 * The turn's ``result`` gives one ``usage_update`` (tokens in context of the last top-level
   answer, the context window, the session's cost in USD) and the ``usage`` of the
   ``PromptResponse`` (:attr:`StreamRenderer.turn_usage`).
@@ -158,10 +160,12 @@ class StreamRenderer:
 
     def start_turn(self) -> None:
         """A prompt starts: its usage is counted from zero; stale streamed text and the tool uses
-        of an earlier (cancelled) turn are dropped."""
+        of an earlier (cancelled) turn are dropped, but for a background subagent's (their Agent
+        call ended: the subagent still works)."""
         self.turn_usage = TurnUsage()
         self._streamed = {_TEXT: "", _THOUGHT: ""}
-        self._tools.clear()
+        tools = self._tools
+        self._tools = OrderedDict((k, t) for k, t in tools.items() if t.parent is not None and t.parent not in tools)
 
     # -------------------------------------------------------------- messages
 
@@ -371,15 +375,22 @@ class StreamRenderer:
         tool.running = True
         return _stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool)
 
-    def close_open_tools(self) -> list[dict[str, Any]]:
+    def close_open_tools(self, *, background: bool = True) -> list[dict[str, Any]]:
         """The turn is over (its result arrived, or Claude Code is gone): every tool call announced
-        and never ended is ``failed`` (a client would show it running forever), then forgotten."""
-        updates = [
-            _stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool)
+        and never ended is ``failed`` (a client would show it running forever), then forgotten.
+        ``background=False`` (a result: Claude Code still runs) keeps the tool calls of a
+        background subagent, whose Agent call already ended ("launched") while it goes on
+        working past the turn; they end with their own results, or when Claude Code is gone."""
+        closing = [
+            tool_id
             for tool_id, tool in self._tools.items()
-            if tool.announced and tool.name != "TodoWrite"
+            if background or tool.parent is None or tool.parent in self._tools
         ]
-        self._tools.clear()
+        updates = []
+        for tool_id in closing:
+            tool = self._tools.pop(tool_id)
+            if tool.announced and tool.name != "TodoWrite":
+                updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool))
         return updates
 
     def mark_refused(self, tool_id: str) -> None:

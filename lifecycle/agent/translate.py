@@ -101,7 +101,7 @@ def translate(
         updates = renderer.user(message)
     elif kind == "ResultMessage":
         if not quiet:
-            updates = renderer.close_open_tools() + renderer.result(message)
+            updates = renderer.close_open_tools(background=False) + renderer.result(message)
         event = _event(sdk_result, message)
     else:
         if kind == "SystemMessage":

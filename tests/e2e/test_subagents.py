@@ -5,7 +5,11 @@ The fake API answers the parent's and the subagent's requests in the order Claud
 
 from __future__ import annotations
 
+import asyncio
+import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,5 +51,59 @@ def test_a_subagents_tool_calls_are_children_of_its_agent_call(tmp_path: Path) -
             assert "The note says hello." in str(parent.get("content"))
             # The subagent's text stays internal; the parent's answer reaches the editor.
             assert run.texts() == ["The subagent read it: hello."]
+
+    run_async(go())
+
+
+SUB_PROMPT = "Read note.txt and say what it says (background)."
+
+
+class Lanes:
+    """The fake API's answers per conversation: the subagent's requests (its first message is
+    the Agent call's prompt) are answered from ``sub``, every other one from ``main``; the two
+    run concurrently in Claude Code, so one queue would interleave at random."""
+
+    def __init__(self, main: Script, sub: Script) -> None:
+        self.main, self.sub = main, sub
+
+    def __call__(self, request: Any) -> Any:
+        messages = (request.body or {}).get("messages") or [{}]
+        return (self.sub if SUB_PROMPT in json.dumps(messages[0]) else self.main)(request)
+
+
+def test_a_background_subagents_tool_calls_end_with_their_own_results(tmp_path: Path) -> None:
+    """Claude Code runs an Agent in the background by default: the turn ends while the subagent
+    still works. Its tool calls are not failed at the turn's end; they complete with their own
+    results, after the turn, still naming the Agent call."""
+
+    async def go() -> None:
+        cwd = tmp_path / "project"
+        main = Script(
+            tool_turn(
+                tool_use(
+                    "Agent",
+                    "toolu_bg_agent",
+                    description="Read the note",
+                    prompt=SUB_PROMPT,
+                    subagent_type="general-purpose",
+                )
+            ),
+            text_reply("A subagent is reading it."),
+            then=text_reply("The subagent finished."),
+        )
+        sub = Script(tool_turn(tool_use("Read", "toolu_bg_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
+        lanes = Lanes(main, sub)
+        async with agent(
+            tmp_path, lanes, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
+        ) as run:
+            assert (await run.prompt("have a background subagent read the note")).stop_reason == "end_turn"
+            deadline = time.monotonic() + 60
+            while run.tool_state("toolu_bg_read").get("status") != "completed":
+                assert time.monotonic() < deadline, run.tool("toolu_bg_read")
+                await asyncio.sleep(0.1)
+            child = run.tool("toolu_bg_read")
+            assert [u.get("status") for u in child if u.get("status")][-1] == "completed"
+            assert "failed" not in [u.get("status") for u in child]
+            assert all(u["_meta"]["claudeCode"]["parentToolUseId"] == "toolu_bg_agent" for u in child)
 
     run_async(go())
