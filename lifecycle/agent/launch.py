@@ -60,8 +60,8 @@ from .config import AgentConfig, claude_cli
 from .modes import MODES, SessionSettings, bypass_allowed
 
 __all__ = [
-    "OWNER_ENV", "EarlyCli", "claude_settings_mode", "cli_argv", "cli_env", "cli_options", "initial_settings",
-    "launch_early", "spawn_cli", "stop_cli", "warm",
+    "OWNER_ENV", "ClaudeProcess", "EarlyCli", "claude_settings_mode", "cli_argv", "cli_env", "cli_options",
+    "initial_settings", "launch_early", "spawn_cli", "stop_cli", "warm",
 ]  # fmt: skip
 
 log = structlog.get_logger("lifecycle.agent")
@@ -303,11 +303,21 @@ async def _stop(process: Any) -> None:
 
 # ------------------------------------------------------------------ Claude Code's processes
 
-# pid of a Claude Code started by spawn_cli -> (its OWNER_ENV value, its start time in clock ticks)
-_OWNED: dict[int, tuple[str, int]] = {}
+class ClaudeProcess:
+    """A Claude Code :func:`spawn_cli` started: the ``anyio`` process (every attribute not named
+    here is its) with what :func:`stop_cli` needs to find what it started after it is gone: its
+    :data:`OWNER_ENV` value and its start time (clock ticks)."""
+
+    def __init__(self, process: Any, owner: str, since: int) -> None:
+        self.process = process
+        self.owner = owner
+        self.since = since
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.process, name)
 
 
-async def spawn_cli(argv: list[str], cwd: str | None, env: Mapping[str, str]) -> Any:
+async def spawn_cli(argv: list[str], cwd: str | None, env: Mapping[str, str]) -> ClaudeProcess:
     """Start Claude Code (an ``anyio`` process, its three pipes open) in a session of its own, with
     its :data:`OWNER_ENV`; raises what ``anyio.open_process`` raised."""
     import subprocess
@@ -320,30 +330,25 @@ async def spawn_cli(argv: list[str], cwd: str | None, env: Mapping[str, str]) ->
         env={**env, OWNER_ENV: owner}, start_new_session=True,
     )  # fmt: skip
     stat = _stat(process.pid)
-    _OWNED[process.pid] = (owner, stat[4] if stat is not None else 0)
-    return process
+    return ClaudeProcess(process, owner, stat[4] if stat is not None else 0)
 
 
 async def stop_cli(process: Any, grace: float = STOP_GRACE_S) -> None:
     """Stop Claude Code ``process`` (from :func:`spawn_cli`) and everything it started, at once:
     SIGTERM, then SIGKILL for what still runs after ``grace`` seconds; returns once all of it is
     gone (or, bounded, gave up waiting). Also for a Claude Code that already exited."""
-    owner, since = _OWNED.get(process.pid, ("", 0))
+    owner, since = getattr(process, "owner", ""), getattr(process, "since", 0)
     loop = asyncio.get_running_loop()
-    try:
-        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, _KILL_WAIT_S)):
-            _signal(process, _started_by(process, owner, since), sig)
-            deadline = loop.time() + wait
-            while process.returncode is None or _started_by(process, owner, since):
-                if loop.time() >= deadline:
-                    break
-                await asyncio.sleep(_POLL_S)
-            else:
-                return
-        log.warning("runtime.stop_incomplete", pid=process.pid)
-    finally:
-        if process.returncode is not None:
-            _OWNED.pop(process.pid, None)
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, _KILL_WAIT_S)):
+        _signal(process, _started_by(process, owner, since), sig)
+        deadline = loop.time() + wait
+        while process.returncode is None or _started_by(process, owner, since):
+            if loop.time() >= deadline:
+                break
+            await asyncio.sleep(_POLL_S)
+        else:
+            return
+    log.warning("runtime.stop_incomplete", pid=process.pid)
 
 
 def _signal(process: Any, started: dict[int, int], sig: int) -> None:
