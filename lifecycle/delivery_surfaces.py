@@ -87,8 +87,9 @@ MAX_OPEN_QUESTIONS = 64
 
 
 class FlowState(StrEnum):
-    """The leaf states of :class:`~lifecycle.session_flow.SessionFlow` (its state ids; the
-    machine's module checks at import that the two agree)."""
+    """The leaf states of :class:`~lifecycle.session_flow.SessionFlow` (its state ids;
+    ``tests/test_delivery_surfaces.py`` checks that the two agree: an import-time check would
+    make an import cycle)."""
 
     IDLE = "idle"
     RUNNING = "running"

@@ -52,6 +52,7 @@ import asyncio
 import copy
 import secrets
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, Protocol, cast
 
 from acp import RequestError
@@ -362,6 +363,11 @@ class SessionPublisher:
         """
         async with self._lock:
             return await self._feed(event, runtime)
+
+    def hold(self) -> AbstractAsyncContextManager[None]:
+        """The session's lock, for a caller whose own reply must go out before anything the
+        publisher sends (a ``session/new`` answer before the updates its start causes)."""
+        return self._lock
 
     async def emit(
         self, updates: Iterable[Mapping[str, Any]], event: Event | None = None, *, runtime: int | None = None

@@ -41,6 +41,8 @@ from urllib.parse import urlsplit
 from claude_agent_sdk import PermissionUpdate
 from claude_agent_sdk.types import PermissionRuleValue
 
+from .modes import MODE_IDS
+
 __all__ = [
     "MAX_UPDATES",
     "always_option",
@@ -57,7 +59,6 @@ _MAX_TOOL_NAME: Final = 512
 _MAX_RULE_CONTENT: Final = 10_000
 _MAX_DIRECTORY: Final = 4_096
 _BEHAVIORS: Final = frozenset({"allow", "deny", "ask"})
-_MODES: Final = frozenset({"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"})
 _RULE_TYPES: Final = frozenset({"addRules", "replaceRules", "removeRules"})
 _DIRECTORY_TYPES: Final = frozenset({"addDirectories", "removeDirectories"})
 
@@ -101,7 +102,7 @@ def _valid(update: object) -> bool:
             and update.behavior in _BEHAVIORS
         )
     if update.type == "setMode":
-        return update.mode in _MODES
+        return update.mode in MODE_IDS
     if update.type in _DIRECTORY_TYPES:
         dirs = update.directories
         return (

@@ -57,7 +57,7 @@ from typing import Any, Final
 import structlog
 
 from .config import AgentConfig, claude_cli
-from .modes import MODES, SessionSettings, bypass_allowed
+from .modes import MODE_IDS, SessionSettings, bypass_allowed
 
 __all__ = [
     "OWNER_ENV", "ClaudeProcess", "EarlyCli", "claude_settings_mode", "cli_argv", "cli_env", "cli_options",
@@ -97,7 +97,6 @@ MANAGED_SETTINGS: Final = {
     "darwin": "/Library/Application Support/ClaudeCode/managed-settings.json",
     "win32": "C:\\Program Files\\ClaudeCode\\managed-settings.json",
 }.get(sys.platform, "/etc/claude-code/managed-settings.json")
-_MODE_IDS: Final = frozenset(m[0] for m in MODES)
 _MAX_SETTINGS_BYTES: Final = 1 << 20
 
 
@@ -123,7 +122,7 @@ def claude_settings_mode(cwd: str, env: Mapping[str, str], *, managed: str = MAN
             continue
         permissions = data.get("permissions") if isinstance(data, dict) else None
         mode = permissions.get("defaultMode") if isinstance(permissions, dict) else None
-        if isinstance(mode, str) and mode in _MODE_IDS:
+        if isinstance(mode, str) and mode in MODE_IDS:
             return mode
     return None
 

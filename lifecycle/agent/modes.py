@@ -54,6 +54,7 @@ __all__ = [
     "MODEL_CONFIG_ID",
     "MODES",
     "MODE_CONFIG_ID",
+    "MODE_IDS",
     "ModelsCache",
     "SessionSettings",
     "SettingsError",
@@ -76,7 +77,8 @@ MODES: Final[tuple[tuple[str, str, str], ...]] = (
     ("auto", "Auto", "Claude handles permission decisions"),
     ("bypassPermissions", "Bypass permissions", "Accepts all permissions"),
 )
-_MODE_IDS: Final = tuple(m[0] for m in MODES)
+#: Claude Code's permission modes, by id (one home: the launch, the answers and "always" read it).
+MODE_IDS: Final = tuple(m[0] for m in MODES)
 
 #: Commands whose UX lives in Claude Code's own terminal (the reference adapter leaves them out).
 UNSUPPORTED_COMMANDS: Final = frozenset(
@@ -205,7 +207,7 @@ class SessionSettings:
         """Take the mode Claude Code reports it is in (``current_permission_mode`` of its
         ``initialize`` answer); whether the current mode changed."""
         reported = info.get("current_permission_mode") if isinstance(info, Mapping) else None
-        if not isinstance(reported, str) or reported not in _MODE_IDS or reported == self.mode:
+        if not isinstance(reported, str) or reported not in MODE_IDS or reported == self.mode:
             return False
         if self.mode == self.settings_mode:  # nothing was passed: this is the mode it starts in
             self.settings_mode = reported
@@ -215,8 +217,8 @@ class SessionSettings:
     # ---------------------------------------------------------------- choices
 
     def check_mode(self, mode_id: object) -> str:
-        if not isinstance(mode_id, str) or mode_id not in _MODE_IDS:
-            raise SettingsError(f"Unknown mode {str(mode_id)[:80]!r}; valid modes: {_valid(_MODE_IDS)}")
+        if not isinstance(mode_id, str) or mode_id not in MODE_IDS:
+            raise SettingsError(f"Unknown mode {str(mode_id)[:80]!r}; valid modes: {_valid(MODE_IDS)}")
         if mode_id == "bypassPermissions" and not self.allow_bypass:
             raise SettingsError(
                 "Mode bypassPermissions is not available: Claude Code refuses it when running as root "

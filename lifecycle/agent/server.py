@@ -359,7 +359,7 @@ class ClaudeAcpAgent:
         # what that report shows (models, commands) follows the answer: the client knows the
         # session by then. Released as the handler returns, before anything can run: the SDK
         # queues the answer first.
-        async with session.publisher._lock:
+        async with session.publisher.hold():
             self._started(session)
             await self._until_reported(session)
             log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
@@ -370,9 +370,8 @@ class ClaudeAcpAgent:
         session's own start failed (its first prompt reports how)."""
         reported = asyncio.ensure_future(self._reported.wait())
         waits: set[asyncio.Future[Any]] = {reported}
-        starting = getattr(session, "_early", None)  # the session's start in the background
-        if isinstance(starting, asyncio.Future):
-            waits.add(starting)
+        if session.starting is not None:  # the session's start in the background
+            waits.add(session.starting)
         try:
             await asyncio.wait(waits, timeout=MODELS_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -102,10 +102,10 @@ class _Session:
         if self.closed:
             return False
         accepted = await self.publisher.feed(event, runtime=runtime)
-        await self._withdraw_if_over()
+        await self._withdraw_questions()
         return accepted
 
-    async def _withdraw_if_over(self) -> None:
+    async def _withdraw_questions(self) -> None:
         """The questions the ledger reports withdrawn (their turn left ``in_turn``: cancel, loss,
         settlement) are withdrawn on the wire."""
         withdrawn = self.publisher.ledger.take_withdrawn()
@@ -145,7 +145,7 @@ class _Session:
             if self.closed:
                 return
             await self.publisher.emit(step.updates if current else [], step.event, runtime=generation)
-        await self._withdraw_if_over()
+        await self._withdraw_questions()
 
     @property
     def runtime_generation(self) -> int:
@@ -160,6 +160,11 @@ class _Session:
             await self.publisher.show(updates)
 
     # -------------------------------------------------------------- starting Claude Code
+
+    @property
+    def starting(self) -> asyncio.Future[None] | None:
+        """Claude Code's start in the background (:meth:`start_early`), if one was made."""
+        return self._early
 
     def start_early(self) -> None:
         """Start Claude Code now, in the background, so the first prompt finds it running and the
