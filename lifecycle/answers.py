@@ -20,7 +20,7 @@ per-incident instances cost ~1-2 ms, the larger part of an adapter session's who
 The incident machine is *pure*: its guards read only the model fields named in
 :data:`GUARD_INPUTS`, and it has no actions (no ``on``/``before``/``after``/``enter``/``exit``
 callbacks). Its answer to an event is therefore a function of ``(state, event, *GUARD_INPUTS)``, a
-space of 450 points. The first time a point is met, :class:`MachineAnswers` asks a real
+space of 792 points. The first time a point is met, :class:`MachineAnswers` asks a real
 :class:`~lifecycle.incident.IncidentMachine` instance (resumed at the incident's state, on a copy
 of the incident) and keeps the answer: the target state, or the ``TransitionNotAllowed`` it
 raised. Every later incident at that point gets the same answer in a dictionary lookup. The turn
@@ -76,6 +76,7 @@ RECOVERY_EVENTS: dict[Recovery, str] = {
     Recovery.AUTH_STATUS: "auth_succeeded",
     Recovery.RUNTIME_REPLACED: "runtime_replaced",
     Recovery.NEVER: "superseded",
+    Recovery.WINDOW_RESET: "window_reset",
 }
 
 
@@ -111,7 +112,7 @@ class Incident:
 
     @property
     def active(self) -> bool:
-        return self.state in ("retrying", "failed", "noticed")
+        return self.state in ("retrying", "failed", "noticed", "warned")
 
     def as_machine(self, listeners: list[object] | None = None) -> IncidentMachine:
         """A real :class:`~lifecycle.incident.IncidentMachine` resumed at this incident's state,
@@ -141,7 +142,7 @@ class MachineAnswers:
     ``fire(incident, event)`` moves ``incident.state`` exactly as ``machine.send(event)`` on a real
     :class:`~lifecycle.incident.IncidentMachine` instance bound to the incident would, and raises
     the same ``TransitionNotAllowed`` when the machine refuses. Answers are kept per
-    ``(state, event, *GUARD_INPUTS)``: at most ``states x events x 5 policies x 2`` entries (450).
+    ``(state, event, *GUARD_INPUTS)``: at most ``states x events x 6 policies x 2`` entries (792).
     ``turn(state, event)`` answers for the prompt turn's :class:`~lifecycle.session_flow.SessionFlow`
     (target leaf state and the effects its actions name), kept per ``(state, event)`` (65 points).
     Answers are never dropped: a changed machine class gets a new ``MachineAnswers``.

@@ -59,6 +59,9 @@ class Recovery(StrEnum):
     CONFIRMED_ATTEMPT = "confirmed_attempt"
     #: notices are not cleared by generic success (only a newer notice supersedes one)
     NEVER = "never"
+    #: a usage-limit window's warning ends when the window resets: its return to ``allowed``, or
+    #: a later event of the window showing a later reset time (issue 32)
+    WINDOW_RESET = "window_reset"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,15 @@ _ROWS: tuple[Condition, ...] = (
         Recovery.NEVER,
         _W,
         note="adapter-observed (`init` `mcp_servers`); `:notice:` namespace",
+    ),
+    _row(
+        "rate_limit_window",
+        "`rate_limit_event` `allowed_warning` or `rejected`",
+        _L,
+        (),
+        Recovery.WINDOW_RESET,
+        _W,
+        note="session-scoped, one entry per window; never the turn's failure",
     ),
     _row(
         "model_refusal_fallback",

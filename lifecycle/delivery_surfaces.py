@@ -53,6 +53,7 @@ from .conditions import (
     Recovery,
     classify_assistant_error,
     classify_result,
+    is_login_text,
     is_synthetic_failure_text,
     result_event,
     retry_condition,
@@ -259,9 +260,11 @@ class TurnEffects:
             effects = self._step_turn("claude_failure")
             if effects:
                 self._perform("claude_failure", effects, turn, (cond, text, ev.error))
-            if not self._negotiated and text and not hidden and cond.recovery is not Recovery.AUTH_STATUS:
-                # Legacy: Claude's failure text stays in the transcript, except a login request,
-                # which the reference adapter answers with -32000 alone (the error is the prompt).
+            login = synthetic and is_login_text(text) and cond.key != "usage_limit"
+            if not self._negotiated and text and not hidden and not login:
+                # Legacy: Claude's failure text stays in the transcript ("Invalid API key · …" too),
+                # except a synthetic login request ("… run /login …", the reference adapter's
+                # isSyntheticLoginMessage), which it answers with -32000 alone (the error is the prompt).
                 self._outbox.append(Forward(text_update("agent_message_chunk", text)))
             return
         if text and not hidden:  # a shown text already reached the client as streamed deltas

@@ -248,8 +248,10 @@ class RateLimitWindow:
     window resets, Unix seconds (None: not sent, or not a plausible time); ``raw`` the
     ``rate_limit_info`` object exactly as Claude Code sent it (camelCase keys).
 
-    Not yet a member of :data:`Event`: the ledger does not judge it (issue 32, phase 2); the
-    agent shows it as data only (:mod:`lifecycle.agent.translate`).
+    The ledger judges it at any time (it is the session's, never a turn's): a window in
+    ``allowed_warning`` or ``rejected`` is a session-scoped warning of its own, ended silently by
+    the window's return to ``allowed`` or by a later reset time (issue 32); the agent also shows it
+    as data (:mod:`lifecycle.agent.translate`).
     """
 
     window: str | None
@@ -279,6 +281,7 @@ Event = (
     | HistoryLoaded
     | PermissionAsked
     | PermissionAnswered
+    | RateLimitWindow
 )
 
 

@@ -25,6 +25,9 @@ the client saw.
   active set only through the event its policy names. ``superseded`` retires a notice when a newer
   one takes its place (notices are never cleared by generic success), and an older replayed failure
   when history holds a later occurrence.
+* ``window_warn``: a usage-limit window's warning is published (``warned``); a new status of the
+  same window (a higher or lower share, the limit reached) updates it; ``window_reset`` (the
+  window back to ``allowed``, or a later reset time) is its recovery event.
 * ``historical`` is final: a recovered incident never comes back; its record stays in the
   transcript untouched. Recovery publishes nothing (there is no tombstone).
 
@@ -54,6 +57,7 @@ class IncidentMachine(StateMachine):
     retrying = State()
     failed = State()
     noticed = State()
+    warned = State()
     historical = State(final=True)
 
     # -- publishing events (fired after the record was delivered)
@@ -61,6 +65,7 @@ class IncidentMachine(StateMachine):
     fail = pending.to(failed) | retrying.to(failed)
     notify = pending.to(noticed) | noticed.to(noticed)
     restore = pending.to(failed)
+    window_warn = pending.to(warned) | warned.to(warned)
 
     # -- recovery events (publish nothing)
     real_model_answer = failed.to(historical, cond="recovers_on_real_model_answer")
@@ -69,6 +74,7 @@ class IncidentMachine(StateMachine):
     )
     auth_succeeded = failed.to(historical, cond="recovers_on_auth")
     runtime_replaced = failed.to(historical, cond="recovers_on_runtime_replacement")
+    window_reset = warned.to(historical, cond="recovers_when_the_window_resets")
     superseded = noticed.to(historical) | failed.to(historical, cond="superseded_by_later_history")
 
     # -- guards, named after the spec's recovery policies
@@ -87,6 +93,10 @@ class IncidentMachine(StateMachine):
     def recovers_on_runtime_replacement(self) -> bool:
         """Transport loss and worker shutdown remain active until runtime replacement."""
         return bool(self.model.recovery is Recovery.RUNTIME_REPLACED)
+
+    def recovers_when_the_window_resets(self) -> bool:
+        """A usage-limit window's warning ends when the window resets (issue 32)."""
+        return bool(self.model.recovery is Recovery.WINDOW_RESET)
 
     def superseded_by_later_history(self) -> bool:
         """The latest replayed occurrence stays active; older ones remain historical entries."""

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: The incident machine's publishing events (what a delivered :class:`Publish` fires).
-Transition = Literal["warn", "fail", "notify", "restore"]
+Transition = Literal["warn", "fail", "notify", "restore", "window_warn"]
 
 
 @dataclass(slots=True)
@@ -57,6 +57,7 @@ class Publish:
     details: str | None
     transition: Transition
     prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
+    window: tuple[str, int | None] | None = None  # a usage-limit window's: (its name, its reset time)
 
 
 @dataclass(slots=True)

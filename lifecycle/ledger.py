@@ -11,6 +11,14 @@ Rules
   every ``session/new`` or ``session/load``), so ids never collide across adapter processes.
 * Carriers: a turn-terminal failure rides the ``PromptResponse`` (``stopReason: end_turn``);
   warnings, notices, session-scoped, background and replayed records ride ``session_info_update``.
+* Usage-limit windows (:class:`~lifecycle.events.RateLimitWindow`, issue 32) are the session's,
+  judged at any time and never a turn's failure: a window in ``allowed_warning`` is one
+  session-scoped ``limit`` warning per window (no actions, on ``session_info_update``; an ACP
+  ``notice`` for a client that declared notices and not the extension; nothing for a legacy
+  one), its title :func:`~lifecycle.titles.window_title` in the embedder's ``zone``. A new title
+  is a higher revision of the same id; the same title publishes nothing; ``rejected`` only
+  updates a warning already shown (Claude Code's own usage-limit message fails the turn). The
+  window back to ``allowed``, or an event of it with a later reset time, ends it silently.
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
   settle the prompt with the JSON-RPC error (-32603, -32000 for authentication; ``end_turn`` for a
   stream that ends without a result) and Claude's text stays in the transcript as it was.
@@ -69,6 +77,7 @@ from .events import (
     PromptStarted,
     QueryEnded,
     QueryError,
+    RateLimitWindow,
     Result,
     RuntimeReplaced,
     SessionUpdateOut,
@@ -78,12 +87,15 @@ from .history import is_real_answer, is_replayed_limit
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
 from .intents import Forward, Intent, Publish, Recover, Reject, Settle, notice_update, text_update
 from .titles import (
+    ResetZone,
     present,
     refusal_fallback_notice,
     refusal_fallback_record,
     refusal_fallback_texts,
     refusal_fallback_transcript,
     split_notice_text,
+    utc_zone,
+    window_title,
 )
 from .wire import Category, SessionFailure
 
@@ -95,6 +107,8 @@ _MAX_NOTICED_TOOLS = 64
 #: evidence that one did): far above any real session's count; past it the oldest entry is let go
 #: and counted (:attr:`SessionLedger.untracked_notices`), so no report claims less than is active.
 MAX_ACTIVE_NOTICES = 4096
+#: How many windows the ledger remembers (Claude Code names five); past it the oldest is let go.
+_MAX_WINDOWS = 16
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
 _INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
@@ -152,8 +166,10 @@ class SessionLedger(TurnEffects):
         "_session_id",
         "_turn",
         "_untracked_notices",
+        "_windows",
         "_withdrawn",
         "_worker_stopping",
+        "_zone",
     )
 
     def __init__(
@@ -165,6 +181,7 @@ class SessionLedger(TurnEffects):
         observer: TransitionObserver | None = None,
         answers: MachineAnswers | None = None,
         notices: bool = False,
+        zone: ResetZone = utc_zone,
     ) -> None:
         if not session_id or not isinstance(session_id, str):
             raise LocalProtocolError("session_id must be a non-empty string")
@@ -194,6 +211,9 @@ class SessionLedger(TurnEffects):
         self._replay_prompt: str | None = None
         self._replay_prompt_used = False
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
+        # window -> (its incident id, None for a notice; the title the client saw; its reset time)
+        self._windows: dict[str, tuple[str | None, str, int | None]] = {}
+        self._zone = zone
 
     # ------------------------------------------------------------------ read-only views
 
@@ -376,6 +396,44 @@ class SessionLedger(TurnEffects):
             incident_id = notice_id(self._session_id, self._epoch, self._next_seq())
         self._outbox.append(Publish(incident_id, None, row, row.category, title, details, "notify"))
 
+    def _on_rate_limit_window(self, ev: RateLimitWindow) -> None:
+        key = ev.window or ""
+        shown = self._windows.get(key)
+        if shown is not None and (ev.status == "allowed" or _later(ev.resets_at, shown[2])):
+            self._end_window(key)  # the window reset: silently, no tombstone
+            shown = None
+        if ev.status != "allowed_warning" and (ev.status != "rejected" or shown is None):
+            # allowed, another window's reading without a status, or a limit reached with no
+            # warning shown (Claude Code's own usage-limit message fails the turn): nothing to show
+            return
+        title = window_title(ev.window, ev.status, ev.utilization, ev.resets_at, self._zone)
+        if shown is not None and shown[1] == title:
+            self._note("rate_limit_window_repeat_not_shown")  # no new user-facing status
+            return
+        if self._negotiated:
+            incident_id = shown[0] if shown is not None and shown[0] is not None else None
+            incident_id = incident_id or session_incident_id(self._session_id, self._epoch, self._next_seq())
+            row, window = CONDITIONS["rate_limit_window"], (key, ev.resets_at)
+            publish = Publish(incident_id, None, row, row.category, title, None, "window_warn", window=window)
+            self._outbox.append(publish)
+        elif self._notices:
+            self._outbox.append(Forward(notice_update("warning", title, None)))
+            self._remember_window(key, (None, title, ev.resets_at))
+        else:
+            self._note("rate_limit_window_legacy_not_shown")
+
+    def _remember_window(self, key: str, shown: tuple[str | None, str, int | None]) -> None:
+        self._windows.pop(key, None)
+        self._windows[key] = shown
+        while len(self._windows) > _MAX_WINDOWS:  # memory bound: let the oldest go
+            self._end_window(next(iter(self._windows)))
+
+    def _end_window(self, key: str) -> None:
+        incident_id = self._windows.pop(key)[0]
+        inc = self._active.pop(incident_id, None) if incident_id is not None else None
+        if inc is not None:
+            self._fire(inc, "window_reset")
+
     def _on_worker_shutting_down(self, ev: WorkerShuttingDown) -> None:
         self._worker_stopping = True
 
@@ -505,6 +563,8 @@ class SessionLedger(TurnEffects):
         older: list[str] = []
         if inc.replayed:
             older = [i.id for i in self._active.values() if i.replayed and i is not inc]
+        elif intent.window is not None:
+            self._remember_window(intent.window[0], (inc.id, intent.title, intent.window[1]))
         elif intent.transition == "notify":
             self._last_notice = (inc.id, intent.title, intent.details)
             # Notices stay active until their own recovery (none): another notice retires none.
@@ -539,6 +599,11 @@ class SessionLedger(TurnEffects):
             )
 
 
+def _later(resets_at: int | None, shown: int | None) -> bool:
+    """A window event's reset time is later than the one its shown warning had: that one passed."""
+    return resets_at is not None and shown is not None and resets_at > shown
+
+
 _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     PromptStarted: SessionLedger._on_prompt,
     ApiRetry: SessionLedger._on_api_retry,
@@ -559,4 +624,5 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     HistoryLoaded: SessionLedger._on_history,
     PermissionAsked: SessionLedger._on_permission_asked,
     PermissionAnswered: SessionLedger._on_permission_answered,
+    RateLimitWindow: SessionLedger._on_rate_limit_window,
 }

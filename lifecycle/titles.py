@@ -29,9 +29,9 @@ title is then the text cut at a sentence (or word) boundary. Otherwise ``details
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypeAlias
 
 from .redaction import redact
 
@@ -39,6 +39,7 @@ __all__ = [
     "FALLBACK_TITLES",
     "NOTICE_TITLE_LIMIT",
     "TITLE_LIMIT",
+    "ResetZone",
     "claude_text",
     "legacy_result_text",
     "present",
@@ -49,6 +50,8 @@ __all__ = [
     "retry_title",
     "split_notice_text",
     "strip_headers",
+    "utc_zone",
+    "window_title",
 ]
 
 #: Longest title shown as is. 500 characters holds every message the CLI 2.1.332 recordings show
@@ -226,6 +229,63 @@ def retry_title(attempt: object, max_retries: object, has_response: bool) -> str
     if a is not None:
         return f"{verb}, attempt {a}."
     return f"{verb}."
+
+
+# ------------------------------------------------------------------ usage-limit windows
+
+#: The zone a reset time is shown in: Unix seconds -> (UTC offset in seconds at that instant, the
+#: zone's name). The core reads no clock and no zone; the embedder gives one (the agent: the
+#: machine's local zone; :func:`utc_zone` by default).
+ResetZone: TypeAlias = Callable[[int], tuple[int, str]]
+
+#: How a window is named in a title (Claude Code's ``rateLimitType``); another name is shown with
+#: spaces for underscores, a window Claude Code did not name as "usage".
+_WINDOW_LABELS: Final = MappingProxyType(
+    {
+        "five_hour": "5-hour",
+        "seven_day": "weekly",
+        "seven_day_opus": "weekly Opus",
+        "seven_day_sonnet": "weekly Sonnet",
+        "overage": "extra usage",
+    }
+)
+_WEEKDAYS: Final = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def utc_zone(seconds: int) -> tuple[int, str]:
+    """The default :data:`ResetZone`: UTC."""
+    return 0, "UTC"
+
+
+def _reset_time(resets_at: int, zone: ResetZone, *, weekday: bool) -> str:
+    offset, name = zone(resets_at)
+    local = resets_at + offset
+    days, second = divmod(local, 86400)
+    hour, minute = second // 3600, second % 3600 // 60
+    clock = f"{hour % 12 or 12}:{minute:02d} {'am' if hour < 12 else 'pm'}"
+    day = f"{_WEEKDAYS[(days + 3) % 7]} " if weekday else ""  # 1970-01-01 was a Thursday
+    return f"{day}{clock} ({name})"
+
+
+def window_title(
+    window: str | None, status: str, utilization: float | None, resets_at: int | None, zone: ResetZone = utc_zone
+) -> str:
+    """The title of a usage-limit window's warning (Claude Code prints no text for it: the
+    adapter's, docs/acp-agent.md "Rate-limit windows"): "You've used 90% of your 5-hour limit ·
+    resets 3:40 pm (UTC)". The share is rounded to a whole percent; a window that resets in more
+    than a few hours (any but ``five_hour``) names the weekday too ("resets Mon 3:40 pm (UTC)"). A
+    ``rejected`` window is "You've used all of your … limit"; without a share "You're close to
+    your … limit"; without a reset time the "· resets …" part is left out."""
+    label = _WINDOW_LABELS.get(window or "") or (window.replace("_", " ") if window else "usage")
+    if status == "rejected":
+        head = f"You've used all of your {label} limit"
+    elif utilization is not None:
+        head = f"You've used {round(utilization * 100)}% of your {label} limit"
+    else:
+        head = f"You're close to your {label} limit"
+    if resets_at is None:
+        return head
+    return f"{head} · resets {_reset_time(resets_at, zone, weekday=window != 'five_hour')}"
 
 
 # ------------------------------------------------------------------ model refusal fallback

@@ -18,7 +18,7 @@ from typing import Any
 import pydantic
 import pytest
 from acp.schema import AgentMessageChunk, NewSessionResponse, PromptResponse, SessionInfoUpdate
-from test_acp_glue import AIR, GlueAgent, Step, Wire, run
+from acp_harness import AIR, GlueAgent, Step, Wire, run
 
 from lifecycle import Assistant, Result, SessionLedger, read_record
 from lifecycle.acp import AcpNotice, SessionPublisher, acp_update, new_epoch, notice_update

@@ -12,8 +12,7 @@ from typing import Any
 import acp
 import pytest
 from acp.schema import AcpMcpServer, EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
-from test_acp_glue import FakeClaude, Wire
-from test_agent_prompt import recording_agent
+from acp_harness import FakeClaude, Wire, recording_agent
 
 from lifecycle import read_record
 from lifecycle.agent.mcp import MCP_CAPABILITIES, McpServers, mcp_capabilities, mcp_config
@@ -160,7 +159,7 @@ def test_the_agent_passes_the_servers_and_reports_a_failed_one_once(
     async def go() -> tuple[Wire, list[Any]]:
         wire = Wire(agent)  # type: ignore[arg-type]
         from acp.schema import ClientCapabilities
-        from test_acp_glue import AIR
+        from acp_harness import AIR
 
         caps = ClientCapabilities(field_meta=AIR) if capable else None
         await wire.conn.initialize(protocol_version=1, client_capabilities=caps)
@@ -206,7 +205,7 @@ def test_no_servers_no_option() -> None:
 
     agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
     session = asyncio.run(agent._open("s", "/tmp", None))
-    assert agent.claude_options(session, resume=False).mcp_servers == {}
+    assert session.claude_options(resume=False).mcp_servers == {}
 
 
 def test_session_load_passes_its_servers_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -218,7 +218,7 @@ def test_session_methods_with_a_running_claude_code() -> None:
         assert err.value.code == -32602 and "unchanged" in str(err.value.data)
         assert session.settings.mode == "plan"
         # A replacement runtime starts with the choices.
-        options = agent.claude_options(session, resume=False)
+        options = session.claude_options(resume=False)
         assert (options.permission_mode, options.model, options.effort) == ("plan", "haiku", None)
         # A later session offers Claude Code's models in its answer at once (no effort: INFO's
         # default model reports no levels).
@@ -247,7 +247,7 @@ def test_choices_before_claude_code_runs_are_kept_for_its_start() -> None:
         agent.on_connect(_Conn())
         sid = (await agent.new_session(cwd="/tmp")).session_id
         await agent.set_session_mode(session_id=sid, mode_id="acceptEdits")
-        options = agent.claude_options(agent._sessions[sid], resume=False)
+        options = agent._sessions[sid].claude_options(resume=False)
         assert options.permission_mode == "acceptEdits" and options.model is None
         await agent.shutdown()
 

@@ -22,7 +22,7 @@ from acp.schema import (
     TextContentBlock,
     TextResourceContents,
 )
-from test_acp_glue import FakeClaude, Wire
+from acp_harness import Wire, recording_agent
 
 from lifecycle.agent.prompt import PROMPT_CAPABILITIES, PromptRefused, prompt_capabilities, prompt_content, uri_link
 
@@ -304,22 +304,6 @@ def test_an_empty_prompt_is_refused(blocks: list[Any]) -> None:
 
 
 # ------------------------------------------------------------------ through the agent
-
-
-def recording_agent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, claude: type[FakeClaude] = FakeClaude
-) -> tuple[Any, list[Any]]:
-    """A :class:`ClaudeAcpAgent` whose runtimes are ``claude`` stand-ins, and the list of them."""
-    from lifecycle.agent import ClaudeAcpAgent
-
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
-    clients: list[FakeClaude] = []
-
-    def factory(options: Any) -> Any:
-        clients.append(claude(options))
-        return clients[-1]
-
-    return ClaudeAcpAgent(client_factory=factory), clients
 
 
 def test_the_agent_sends_content_blocks_and_answers_minus_32602_for_audio(

@@ -21,6 +21,7 @@ from claude_agent_sdk.types import RateLimitEvent, RateLimitInfo
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.translate import translate
+from lifecycle.events import RateLimitWindow
 
 WARNING_INFO: dict[str, Any] = {
     "status": "allowed_warning",
@@ -59,7 +60,8 @@ def event(info: Any) -> RateLimitEvent:
 def one_update(message: object, renderer: StreamRenderer, *, quiet: bool = False) -> dict[str, Any]:
     steps, ends = translate(message, renderer, McpServers(), quiet=quiet)
     assert not ends
-    assert len(steps) == 1 and steps[0].event is None  # shown, never judged (phase 1)
+    # shown, and judged (phase 2): the event's window on the update's step, each other window after it
+    assert isinstance(steps[0].event, RateLimitWindow) and all(not s.updates for s in steps[1:])
     assert len(steps[0].updates) == 1
     update = steps[0].updates[0]
     UsageUpdate.model_validate(update)  # a valid ACP usage_update

@@ -55,12 +55,13 @@ TERMINAL_AUTH = [
 ]
 INFO = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": "0.1.0"}
 # Issue 20: exactly what works (images and embedded context, MCP over http and sse, session
-# list/resume/close, load).
+# list/resume/close, load); issue 31: fork, delete and additional directories.
 WORKS = {
     "loadSession": True,
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": True, "sse": True, "acp": False},
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}
+    | {"fork": {}, "delete": {}, "additionalDirectories": {}},
     "auth": {"logout": {}},
 }
 CAPABLE = {**WORKS, "_meta": AIR}

@@ -256,7 +256,11 @@ class FakeConn:
             raise answer
         return RequestPermissionResponse.model_validate(answer)
 
-    async def notify(self, method: str, params: Any) -> None:
+    @property
+    def _conn(self) -> FakeConn:  # the ACP SDK's raw JSON-RPC connection, as the broker reaches it
+        return self
+
+    async def send_notification(self, method: str, params: Any) -> None:
         self.notifications.append((method, params))
 
 
@@ -432,7 +436,7 @@ def test_a_question_open_when_the_turn_ends_is_withdrawn_and_never_allowed(endin
         broker.saw_request(7, "toolu_1")
         await session.feed(ending)
         assert not session.ledger.question_open("toolu_1")
-        await broker.withdraw(conn.notify)
+        await broker.withdraw()
         result = await asyncio.wait_for(task, 5)
         assert isinstance(result, PermissionResultDeny)
         assert result.interrupt is True

@@ -3,8 +3,9 @@
 The recordings (tests/fixtures/claude-cli-2.1.332/*.sdk.jsonl, see tests/fixtures/README.md) are
 every message ``claude_agent_sdk.query()`` yielded, then the exception it raised. They are rebuilt
 into the SDK's own classes, translated, and fed through a ledger; the records must carry the
-category and actions in :data:`EXPECTED`, with Claude's own text as the title. Each expected value
-names its basis: the spec sentence it follows, or "project decision" where the spec says nothing.
+category and actions in :data:`expected.EXPECTED` (tests/expected.py), with Claude's own text as
+the title. Each expected value names its basis: the spec sentence it follows, or "project
+decision" where the spec says nothing.
 The ``claude`` extra (``claude_agent_sdk``) is required: the ``test`` extra installs it.
 """
 
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
+import expected
 import pytest
 from claude_agent_sdk import ResultError
 from claude_agent_sdk.types import (
@@ -28,6 +29,7 @@ from claude_agent_sdk.types import (
     UserMessage,
 )
 from conftest import FIXTURES, ROOT, documented_count
+from expected import EXPECTED, RETRY_CATEGORY, SPEC_TITLE, _title_ok
 from session_harness import Session
 
 from lifecycle import PromptResponseOut, PromptStarted
@@ -91,258 +93,12 @@ def stream_json(line: dict[str, Any]) -> dict[str, Any] | None:
     if cls == "UserMessage":
         return {"type": "user", "message": {"content": f["content"]}}
     if cls == "RateLimitEvent":
-        return {"type": "rate_limit_event", **f}
+        return {"type": "rate_limit_event", **f, "rate_limit_info": f["rate_limit_info"]["raw"]}  # as printed
     return None
 
 
 def recorded(scenario: str) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (HERE / f"{scenario}.sdk.jsonl").read_text().splitlines() if x.strip()]
-
-
-# The spec (docs/spec/session-failure.md, vendored) is quoted below, each quote verbatim from the
-# section it names (``test_every_spec_quote_is_verbatim_in_its_section`` checks them: table rows
-# with their cell padding collapsed, list items one by one); where it says nothing about a case,
-# the row names it a project decision (the README's conditions table is where the project
-# documents those).
-SPEC_CATEGORY_ACCESS = (
-    'spec, Categories: "`authentication_failed`, `oauth_org_not_allowed`, synthetic login message | `access`"'
-)
-SPEC_CATEGORY_LIMIT = (
-    'spec, Categories: "`billing_error`, `rate_limit`, `max_output_tokens`, usage/spend limit, '
-    'budget/turn limit | `limit`"'
-)
-SPEC_CATEGORY_REQUEST = 'spec, Categories: "`invalid_request`, `model_not_found` | `request`"'
-SPEC_CATEGORY_SERVICE = (
-    'spec, Categories: "`overloaded`, `server_error`, unknown provider error, adapter internal error | `service`"'
-)
-SPEC_CATEGORY_CONNECTION = (
-    'spec, Categories: "API retry without an HTTP response, query transport loss, worker shutdown | `connection`"'
-)
-SPEC_LIMIT_WORDS = 'spec, Categories: "`limit` | Rate, quota, token, context, turn, or configured budget limit."'
-SPEC_ACTION_LOGIN = 'spec, Actions: "authentication: `login`"'
-SPEC_ACTION_RETRY = 'spec, Actions: "provider overload/error and recoverable internal error: `retry`"'
-SPEC_ACTION_NEW_SESSION = 'spec, Actions: "context or configured session-budget exhaustion: `new_session`"'
-SPEC_ACTION_NONE = 'spec, Actions: "account quota and invalid request: no action"'
-SPEC_TITLE = (
-    'spec, Title and details: "For Claude SDK failures the title is copied from the user-facing text Claude '
-    'already emitted:" "top-level assistant error text, including synthetic usage-limit and login messages;" '
-    '"otherwise the terminal SDK result or error text;"'
-)
-
-
-@dataclass(frozen=True)
-class Expect:
-    """The final record of a recorded failing turn, and where each expected value comes from."""
-
-    category: str
-    actions: list[str]
-    title: str  # literal, or "re:<full-match regex>" where the CLI put a port or a count in it
-    basis: tuple[str, ...]  # a spec sentence, or "project decision: ..." for each value
-
-
-# scenario -> the final record, or None when the turn succeeds. Titles are what the CLI said
-# (tests/fixtures/claude-cli-2.1.332/README.md, section A).
-EXPECTED: dict[str, Expect | None] = {
-    "success": None,
-    "max_tokens_once": None,
-    "retry_then_success": None,
-    "http429": Expect(
-        "limit",
-        ["retry"],
-        "API Error: Request rejected (429) · Number of requests has exceeded your rate limit",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: `rate_limit` is retryable (the spec's action list names no policy for a "
-            "rate limit that is not an account quota); README, conditions table row `rate_limit`",
-            SPEC_TITLE,
-        ),
-    ),
-    "usage_limit_apikey": Expect(
-        "limit",
-        ["retry"],
-        "re:API Error: Request rejected \\(429\\) · This request would .*",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: the CLI reports `rate_limit` and no usage-limit text here, so the "
-            "`rate_limit` row applies (retry), as for http429",
-            SPEC_TITLE,
-        ),
-    ),
-    "usage_limit_gateway": Expect(
-        "limit",
-        [],
-        "You've hit your 5-hour limit · resets 4:06pm (UTC)",
-        (SPEC_CATEGORY_LIMIT, SPEC_ACTION_NONE, SPEC_TITLE),
-    ),
-    "http529": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: 529 Overloaded\\. .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "http500": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: 500 Internal server error\\. .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "sse_midstream_overloaded": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: 529 Overloaded\\. .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "http401": Expect(
-        "access",
-        ["login"],
-        "Invalid API key · Fix external API key",
-        (SPEC_CATEGORY_ACCESS, SPEC_ACTION_LOGIN, SPEC_TITLE),
-    ),
-    "http403": Expect(
-        "access",
-        ["login"],
-        "re:Failed to authenticate\\. API Error: 403 .*",
-        (SPEC_CATEGORY_ACCESS, SPEC_ACTION_LOGIN, SPEC_TITLE),
-    ),
-    # the CLI's kind is `unknown`: an unknown provider error
-    "http400": Expect(
-        "service",
-        ["retry"],
-        "API Error: 400 messages: text content blocks must be non-empty",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "http402_billing": Expect(
-        "service",
-        ["retry"],
-        "API Error: 402 Your account has a billing problem.",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "http400_credit": Expect(
-        "limit",
-        [],
-        "Credit balance is too low",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: `billing_error` is an account quota, so " + SPEC_ACTION_NONE,
-            SPEC_TITLE,
-        ),
-    ),
-    "http402_credit": Expect(
-        "limit",
-        [],
-        "Credit balance is too low",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: `billing_error` is an account quota, so " + SPEC_ACTION_NONE,
-            SPEC_TITLE,
-        ),
-    ),
-    "http404_model": Expect(
-        "request",
-        [],
-        "re:There's an issue with the selected model .*",
-        (
-            SPEC_CATEGORY_REQUEST,
-            "project decision: `model_not_found` is a rejected request, so " + SPEC_ACTION_NONE,
-            SPEC_TITLE,
-        ),
-    ),
-    # the CLI's kind is `invalid_request` for the next two
-    "http400_org_disabled": Expect(
-        "request",
-        [],
-        "re:Your ANTHROPIC_API_KEY belongs to a disabled organization .*",
-        (SPEC_CATEGORY_REQUEST, SPEC_ACTION_NONE, SPEC_TITLE),
-    ),
-    "http413": Expect(
-        "request",
-        [],
-        "re:Request too large \\(max 32MB\\)\\. .*",
-        (SPEC_CATEGORY_REQUEST, SPEC_ACTION_NONE, SPEC_TITLE),
-    ),
-    # kind `invalid_request`, text "Prompt is too long": the context window is exhausted
-    "http400_prompt_too_long": Expect(
-        "limit",
-        ["new_session"],
-        "re:Prompt is too long · .*",
-        (
-            SPEC_LIMIT_WORDS,
-            "project decision: the text \"Prompt is too long\" refines `invalid_request` to the context limit",
-            SPEC_ACTION_NEW_SESSION,
-            SPEC_TITLE,
-        ),
-    ),
-    "max_tokens": Expect(
-        "limit",
-        ["new_session"],
-        "re:API Error: Claude's response exceeded the 128000 output token maximum\\. .*",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: `max_output_tokens` is context exhaustion, as the reference adapter classifies "
-            "it (docs/parity/evidence/controller-probe.txt: max_output_tokens -> context_exhausted), so "
-            + SPEC_ACTION_NEW_SESSION,
-            SPEC_TITLE,
-        ),
-    ),
-    # server_error with no HTTP status after retries that got no response: the retries are
-    # `connection` warnings, the terminal provider error is `service` (issue 21 rule 3)
-    "conn_refused": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: Connection refused .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "conn_closed": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "sse_truncated": Expect(
-        "service",
-        ["retry"],
-        "re:API Error: Connection dropped \\(ECONNRESET\\)\\. .*",
-        (SPEC_CATEGORY_SERVICE, SPEC_ACTION_RETRY, SPEC_TITLE),
-    ),
-    "max_turns": Expect(
-        "limit",
-        ["new_session"],
-        "Reached maximum number of turns (2)",
-        (
-            SPEC_CATEGORY_LIMIT,
-            "project decision: the turn limit is context exhaustion, as in the reference adapter (README, "
-            "conditions table row `error_max_turns`), so " + SPEC_ACTION_NEW_SESSION,
-            SPEC_TITLE,
-        ),
-    ),
-    "max_budget": Expect(
-        "limit",
-        ["new_session"],
-        "Reached maximum budget ($0.01)",
-        (SPEC_CATEGORY_LIMIT, SPEC_ACTION_NEW_SESSION, SPEC_TITLE),
-    ),
-}
-
-# api_retry warnings before the terminal state: scenario -> category of the warnings.
-# Retries without an HTTP response: SPEC_CATEGORY_CONNECTION. Retries with one: project decision,
-# the category of the retry's `error` kind (README, conditions table row `api_retry`).
-RETRY_CATEGORY = {
-    "http429": "limit",
-    "http529": "service",
-    "http500": "service",
-    "http401": "access",
-    "retry_then_success": "service",
-    "sse_midstream_overloaded": "service",
-    "conn_refused": "connection",
-    "conn_closed": "connection",
-    "sse_truncated": "connection",
-}
-
-
-def _title_ok(want: str, got: str) -> bool:
-    import re
-
-    return re.fullmatch(want[3:], got, re.S) is not None if want.startswith("re:") else want == got
 
 
 def test_every_recording_has_an_expectation() -> None:
@@ -385,7 +141,7 @@ def spec_quote_problems(basis: str) -> list[str]:
 
 def test_every_spec_quote_is_verbatim_in_its_section() -> None:
     quotes = {b for want in EXPECTED.values() if want is not None for b in want.basis if b.startswith("spec, ")}
-    quotes |= {v for k, v in globals().items() if k.startswith("SPEC_") and isinstance(v, str)}
+    quotes |= {v for k, v in vars(expected).items() if k.startswith("SPEC_") and isinstance(v, str)}
     assert len(quotes) >= 11
     assert {q: problems for q in sorted(quotes) if (problems := spec_quote_problems(q))} == {}
 

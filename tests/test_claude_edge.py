@@ -278,7 +278,6 @@ def test_auth_status_success_is_exactly_not_authenticating_and_no_error(line: di
     [
         {"type": "user", "message": {"content": "hi"}},
         {"type": "stream_event"},
-        {"type": "rate_limit_event"},
         {"type": ["unhashable"]},
         {"type": {"unhashable": 1}},
         {},

@@ -63,6 +63,7 @@ from lifecycle import (
     PromptStarted,
     QueryEnded,
     QueryError,
+    RateLimitWindow,
     Result,
     RuntimeReplaced,
     SessionLedger,
@@ -105,6 +106,7 @@ ONE_OF_EACH: list[Event] = [
     HistoryLoaded(entries=(HistoryEntry(role="assistant", uuid="m", text=h.LIMIT, model="<synthetic>"),)),
     PermissionAsked(tool_use_id="toolu_late"),
     PermissionAnswered(tool_use_id="toolu_late"),
+    RateLimitWindow(window="five_hour", status="allowed_warning", utilization=0.9, resets_at=1_900_000_000),
 ]
 
 

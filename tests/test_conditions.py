@@ -380,6 +380,7 @@ def test_every_row_written_out() -> None:
         "model_fallback": ("unknown", W, [], "never"),
         "mcp_server_not_started": ("unknown", W, [], "never"),
         "model_refusal_fallback": ("unknown", W, [], "never"),
+        "rate_limit_window": ("limit", W, [], "window_reset"),
     }
 
 

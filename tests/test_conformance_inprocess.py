@@ -1,6 +1,6 @@
 """Every public conformance case, run in this process: the core's surface of the cases.
 
-``tests/test_trace.py`` runs the cases the way users do (the installed ``lifecycle trace`` command
+``tests/test_cli_trace.py`` runs the cases the way users do (the installed ``lifecycle trace`` command
 in a subprocess, then ``check.py``); tests/e2e/test_conformance_agent.py through ``lifecycle acp``
 and tests/e2e/test_conformance_reference.py through the reference adapter. A mutation tool
 patches the code of *this* process only, so those runs cannot kill a mutant; here the same cases

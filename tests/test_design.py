@@ -593,3 +593,66 @@ def test_the_skip_scan_recognises_skips() -> None:
         ]
     )
     assert list(skip_sites(sample)) == [2, 3, 4, 5]
+
+
+# ------------------------------------------------------------------ the test harness in one place
+
+
+def imported_test_modules(source: str) -> list[tuple[int, str]]:
+    """Where ``source`` imports a test module (a module whose own name starts ``test_``), at any
+    depth and in every form: ``import test_x``, ``import tests.test_x``, ``from test_x import n``,
+    ``from .test_x import n``, ``from . import test_x``; (line, module) pairs."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            names = [base] if node.module else [f"{base}{alias.name}" for alias in node.names]
+        else:
+            continue
+        out += [(node.lineno, name) for name in names if name.rpartition(".")[2].startswith("test_")]
+    return out
+
+
+#: Modules that still import a test module, and why: each entry must still be needed (checked).
+#: ``test_stateful.py``'s machine (``AdapterSession``, ``SECRETS``) and ``suite_table`` of
+#: ``e2e/test_conformance_reference.py`` move to helper modules once those files are not being
+#: edited elsewhere (issue 35, point 5).
+AWAITING_A_MOVE: dict[str, list[str]] = {
+    "tests/test_stateful_mutants.py": ["test_stateful"],
+}
+
+
+def test_no_module_under_tests_imports_a_test_module() -> None:
+    """Shared helpers live in helper modules (tests/README.md names them), never in a test module
+    another imports: a test file runs, and is read, alone."""
+    files = sorted((ROOT / "tests").rglob("*.py"))
+    assert len(files) > 60
+    hits = {str(p.relative_to(ROOT)): [m for _, m in imported_test_modules(p.read_text())] for p in files}
+    assert {k: v for k, v in hits.items() if v} == AWAITING_A_MOVE
+
+
+def test_the_test_import_scan_recognises_every_form() -> None:
+    sample = "\n".join(
+        [
+            "import json, test_fuzz",
+            "from test_claude import EXPECTED",
+            "from .test_coding_turn import Run",
+            "from . import harness, test_mcp",
+            "import tests.e2e.test_acp_e2e as e2e",
+            "def later():",
+            "    from .test_reference_oracle import pair",
+            "from .harness import test_like_name",  # a name, not a module: allowed
+            "import contest_results, testing",
+            "text = 'import test_fuzz'",
+        ]
+    )
+    assert imported_test_modules(sample) == [
+        (1, "test_fuzz"),
+        (2, "test_claude"),
+        (3, ".test_coding_turn"),
+        (4, ".test_mcp"),
+        (5, "tests.e2e.test_acp_e2e"),
+        (7, ".test_reference_oracle"),
+    ]

@@ -225,8 +225,9 @@ def _legacy_turn(text: str, error: str) -> dict[str, Any]:
     ):
         ledger.process(event, lambda out: sent.append(out.to_jsonrpc()))
     chunks = [m["params"]["update"]["content"]["text"] for m in sent if m.get("method") == "session/update"]
-    # The prose stays unchanged in the transcript, except a login request (the -32000 is the prompt).
-    assert chunks == ([] if sent[-1]["error"]["code"] == -32000 else [text])
+    # The prose stays unchanged in the transcript, except a login request (the -32000 is the prompt):
+    # "run /login" in Claude's text (the reference adapter's isLoginRequiredText, written out).
+    assert chunks == ([] if re.search(r"\brun /login\b", text, re.IGNORECASE) else [text])
     return sent[-1]["error"]
 
 

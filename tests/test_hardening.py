@@ -191,7 +191,11 @@ async def cancel_scenario(seed: int) -> dict[str, Any]:
         world.clients.append(FakeClaude(options, world))
         return world.clients[-1]
 
-    agent = ClaudeAcpAgent(AgentConfig(idle_timeout=3.0, connect_timeout=5.0), client_factory=factory)
+    # An interrupt that reaches the fake before its turn stalled leaves that turn without a result
+    # (Claude Code stuck): the next prompt waits ``idle_timeout`` for it, then replaces the runtime
+    # (4 seeds in 50). A whole run takes about 10 ms of loop time, so 1 s is ample and keeps the
+    # 200 seeds from spending a minute waiting.
+    agent = ClaudeAcpAgent(AgentConfig(idle_timeout=1.0, connect_timeout=5.0), client_factory=factory)
     wire = Wire(agent)
     sid = await wire.open(capable=rnd.random() < 0.5)
     steps: list[str] = []

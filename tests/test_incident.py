@@ -6,8 +6,10 @@ import contextlib
 import itertools
 
 import pytest
+from session_harness import Session
 from statemachine.exceptions import InvalidDefinition, TransitionNotAllowed
 
+from lifecycle import ApiRetry, PromptStarted, Result
 from lifecycle.answers import GUARD_INPUTS, INITIAL_STATE, RECOVERY_EVENTS, Incident, MachineAnswers, TransitionListener
 from lifecycle.conditions import CONDITIONS, Recovery
 from lifecycle.incident import IncidentMachine
@@ -27,6 +29,8 @@ EXPECTED = {
     ("noticed", "notify"): "noticed",
     ("pending", "restore"): "failed",
     ("noticed", "superseded"): "historical",
+    ("pending", "window_warn"): "warned",
+    ("warned", "window_warn"): "warned",
 }
 GUARDED = {
     ("failed", "real_model_answer"): Recovery.REAL_MODEL_ANSWER,
@@ -34,6 +38,7 @@ GUARDED = {
     ("retrying", "confirmed_attempt"): Recovery.CONFIRMED_ATTEMPT,
     ("failed", "auth_succeeded"): Recovery.AUTH_STATUS,
     ("failed", "runtime_replaced"): Recovery.RUNTIME_REPLACED,
+    ("warned", "window_reset"): Recovery.WINDOW_RESET,
 }
 
 
@@ -84,6 +89,30 @@ def test_a_retry_warning_becomes_the_terminal_error_and_recovers_on_its_policy()
         ("t1:error", "retrying", "retrying", "warn", 2),
         ("t1:error", "retrying", "failed", "fail", 3),
         ("t1:error", "failed", "historical", "auth_succeeded", 3),
+    ]
+
+
+def test_a_window_warning_is_updated_in_place_and_ends_only_when_the_window_resets() -> None:
+    """Issue 32: a usage-limit window's warning (``warned``) is updated by a new status of the
+    window and ends at ``window_reset`` alone; no turn recovery ends it."""
+    rec = Recorder()
+    inc = Incident("s1:e1:1", None)
+    sm = IncidentMachine(model=inc, state_field="state", listeners=[TransitionListener(rec, "s1")])
+    inc.revision, inc.recovery = 1, Recovery.WINDOW_RESET
+    sm.send("window_warn")
+    assert (inc.state, inc.active) == ("warned", True)
+    inc.revision = 2
+    sm.send("window_warn")
+    for event in ("real_model_answer", "confirmed_attempt", "auth_succeeded", "runtime_replaced", "superseded"):
+        with pytest.raises(TransitionNotAllowed):
+            sm.send(event)
+        assert inc.state == "warned"
+    sm.send("window_reset")
+    assert (inc.state, inc.active, sm.is_terminated) == ("historical", False, True)
+    assert rec.seen == [
+        ("s1:e1:1", "pending", "warned", "window_warn", 1),
+        ("s1:e1:1", "warned", "warned", "window_warn", 2),
+        ("s1:e1:1", "warned", "historical", "window_reset", 2),
     ]
 
 
@@ -187,7 +216,7 @@ _OTHER_FIELDS = [
 def test_every_kept_answer_is_what_a_fresh_machine_does_whatever_the_other_fields(
     state: str, event: str, recovery: Recovery, replayed: bool
 ) -> None:
-    """All 450 points, each asked first and then answered from memory, with other fields varied."""
+    """All 792 points, each asked first and then answered from memory, with other fields varied."""
     answers = MachineAnswers()
     for fields in _OTHER_FIELDS * 2:  # the second round is answered from memory
         inc = Incident(fields["id"], fields["turn_id"])
@@ -303,13 +332,20 @@ def test_as_machine_is_a_real_instance_that_leaves_the_incident_alone() -> None:
 # ---------------------------------------------------------------- exact values
 
 
-def test_a_new_incident_exactly() -> None:
-    inc = Incident("t1:error", "t1")
-    assert (inc.id, inc.turn_id, inc.revision, inc.state) == ("t1:error", "t1", 0, "pending")
-    assert (inc.condition, inc.category, inc.record, inc.replayed) == (None, None, None, False)
-    assert inc.recovery is Recovery.CONFIRMED_ATTEMPT
-    assert inc.active is False
-    assert repr(inc) == "Incident('t1:error', state='pending', revision=0, recovery=confirmed_attempt)"
+def test_a_new_incident_publishes_nothing_until_its_first_event_which_is_revision_1() -> None:
+    """Spec, "Wire record": ``revision`` is a "positive integer" ("Monotonically increasing version
+    of that incident"), so a turn's failure is not shown before it happens: a started turn publishes
+    no record and holds nothing active; its first event (an ``api_retry``) is revision 1, a warning,
+    and the terminal failure revision 2 of the same id."""
+    s = Session()
+    out = s.feed(PromptStarted(turn_id="t1"))
+    assert [m.record for m in out if m.record is not None] == []
+    assert (s.active_ids, s.ledger.revision_of("t1:error")) == ([], 0)
+    s.feed(ApiRetry(attempt=1, max_retries=10, error_status=429, error="rate_limit"))
+    assert [(r.id, r.revision, r.severity.value) for r in s.records] == [("t1:error", 1, "warning")]
+    assert s.active_ids == ["t1:error"]
+    s.feed(Result(subtype="success", is_error=True, result="API Error: 429 rate limited", api_error_status=429))
+    assert [(r.id, r.revision, r.severity.value) for r in s.records][1:] == [("t1:error", 2, "error")]
 
 
 def test_a_copy_has_every_field_and_is_another_object() -> None:

@@ -41,7 +41,7 @@ CASES = sorted((CONFORMANCE / "cases").glob("*.input.jsonl"))
 STATES = {s.id for s in IncidentMachine.states}
 EVENTS = {e.id for e in IncidentMachine.events}  # type: ignore[attr-defined]
 TRANSITION_KEYS = ("session_id", "incident_id", "from_state", "to_state", "transition", "revision")
-PUBLISHING = {"warn", "fail", "notify", "restore"}
+PUBLISHING = {"warn", "fail", "notify", "restore", "window_warn"}
 
 
 @pytest.fixture(autouse=True)

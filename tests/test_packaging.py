@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,6 +25,7 @@ from xml.etree import ElementTree
 
 import jsonschema
 import pytest
+from product_wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 REGISTRY = ROOT / "tests" / "fixtures" / "acp-registry"
@@ -136,24 +136,6 @@ def test_the_readme_adds_the_agent_to_zed_as_the_registry_runs_it() -> None:
 
 
 # ------------------------------------------------------------------ the product wheel
-
-
-def build_wheel(work: Path) -> Path:
-    """The wheel ``pip wheel --no-deps .`` builds from a copy of this checkout's package sources
-    (``work/src``), written to ``work`` (``tests/e2e/test_installed_agent.py`` installs it)."""
-    src = work / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "lifecycle", src / "lifecycle", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q", ".", "-w", str(work)],
-        cwd=src, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr[-2000:]
-    (built,) = work.glob("*.whl")
-    assert built.name == "acp_lifecycle-0.1.0-py3-none-any.whl"
-    return built
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ Expected values are literals: the infos are the ones Claude Code 2.1.332 printed
 fake API's unified rate-limit headers (tests/e2e/test_rate_limits.py, docstring) or recorded
 (``usage_limit_gateway.sdk.jsonl``). Hostile values follow the module's rule (lifecycle/claude,
 docstring): a missing info or unknown status is :class:`MalformedMessage`; an unreadable window,
-share or reset is unknown (None), never a number. The general dispatchers still treat the line
-as traffic until the ledger judges windows (issue 32, phase 2).
+share or reset is unknown (None), never a number. The general dispatchers return the same window
+(issue 32, phase 2: the ledger judges it).
 """
 
 from __future__ import annotations
@@ -154,11 +154,12 @@ def test_unified_windows_lists_the_events_window_first_then_the_others() -> None
     assert (other.window, other.status, other.utilization, other.resets_at) == ("five_hour", None, 0.1, 1796421723)
 
 
-def test_the_general_dispatchers_still_treat_it_as_traffic() -> None:
-    # phase 1: the ledger has no handler for a window (SessionLedger.feed raises on an unknown
-    # event class), and trace, the explorer and the fuzz harness feed what these return
-    assert from_stream_json(line(WARNING_INFO)) is None
-    assert from_sdk_message(sdk(WARNING_INFO)) is None
+def test_the_general_dispatchers_return_the_window() -> None:
+    # phase 2: the ledger judges windows, so trace, the explorer and the agent get them here
+    expected = rate_limit_from_stream_json(line(WARNING_INFO))
+    assert expected is not None and expected.window == "five_hour"
+    assert from_stream_json(line(WARNING_INFO)) == expected
+    assert from_sdk_message(sdk(WARNING_INFO)) == expected
 
 
 def test_other_lines_are_not_windows() -> None:

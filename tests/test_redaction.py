@@ -4,15 +4,16 @@ private path in any title, details or log line; Claude's own text intact)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from secrets_corpus import CONTEXTS, EXTRA_LEGIT_TEXTS, LEGIT_TEXTS, SHAPES, SecretShape, embed, escaped_forms
 
+from lifecycle import redaction
 from lifecycle.redaction import (
     _MAX_PASSES,
-    _PIPELINE,
     _SUSPICIOUS_RE,
     CREDENTIAL_PLACEHOLDER,
     ENV_PLACEHOLDER,
@@ -20,7 +21,6 @@ from lifecycle.redaction import (
     KEY_PLACEHOLDER,
     PATH_PLACEHOLDER,
     PEM_PLACEHOLDER,
-    RULES,
     _redact_once,
     contains_secret,
     redact,
@@ -159,11 +159,53 @@ def test_placeholders(text: str, expected: str) -> None:
     assert redact(text) == expected
 
 
-def test_rules_are_documented() -> None:
-    assert tuple(rule for rule, _ in _PIPELINE) == RULES
-    assert len({rule.name for rule in RULES}) == len(RULES) >= 12
-    for name, description in RULES:
-        assert name.isidentifier() and description
+SECURITY_MD = Path(__file__).resolve().parent.parent / "docs" / "security.md"
+#: One text per placeholder of docs/security.md's redaction table, and what ``redact`` makes of
+#: it: the placeholder that row documents, and no other, with the harmless context kept.
+DOCUMENTED_EXAMPLES = {
+    "[redacted pem]": (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+        "[redacted pem]",
+    ),
+    "[redacted frame]": (
+        "crashed: at Object.<anonymous> (/srv/app/index.js:10:5) while loading",
+        "crashed: [redacted frame] while loading",
+    ),
+    "[redacted credential]": (
+        "Authorization: Bearer abcdef0123456789abcdef",
+        "Authorization: Bearer [redacted credential]",
+    ),
+    "[redacted env]": ("run with DEPLOY_TOKEN=hunter2hunter2 set", "run with DEPLOY_TOKEN=[redacted env] set"),
+    "[redacted key]": (
+        "the key sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 4 + " was refused",
+        "the key [redacted key] was refused",
+    ),
+    "[redacted path]": ("cannot open /home/alice/notes.txt", "cannot open [redacted path]"),
+}
+#: the table's fail-closed row: the whole text, only when redaction does not settle (no example)
+FAIL_CLOSED = "[redacted]"
+
+
+def documented_placeholders() -> list[str]:
+    """The first column of the placeholder table under docs/security.md's "## Redaction"."""
+    section = SECURITY_MD.read_text().split("\n## Redaction\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `[redacted")]
+    return [line.split("`")[1] for line in rows]
+
+
+def test_every_documented_placeholder_is_what_redact_writes_for_its_row() -> None:
+    """docs/security.md's redaction table, both ways: every row has an example that ``redact``
+    rewrites with that row's placeholder and no other row's, every example is a row, and the
+    module's placeholders are exactly the documented ones."""
+    documented = documented_placeholders()
+    assert len(documented) == len(set(documented)) == 7
+    assert set(documented) == set(DOCUMENTED_EXAMPLES) | {FAIL_CLOSED}
+    for placeholder, (text, expected) in DOCUMENTED_EXAMPLES.items():
+        out = redact(text)
+        assert out == expected, placeholder
+        assert [p for p in documented if p in out.replace(placeholder, "")] == [], placeholder
+    constants = {v for k, v in vars(redaction).items() if k.endswith("_PLACEHOLDER") and isinstance(v, str)}
+    assert constants == set(documented)
 
 
 @pytest.mark.parametrize("text", ["", "\x00", "\ud800", "sk-ant-\udfff", "\ud800/home/alice\x00/x", "a\x00=b"])

@@ -47,7 +47,7 @@ from lifecycle import (
 )
 from lifecycle.answers import MachineAnswers
 from lifecycle.conditions import Recovery
-from lifecycle.events import Event, Outbound
+from lifecycle.events import Event, Outbound, RateLimitWindow
 from lifecycle.history import load_history
 from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
@@ -61,6 +61,7 @@ ENDED_BY: dict[Recovery, str] = {
     Recovery.AUTH_STATUS: "auth_succeeded",
     Recovery.RUNTIME_REPLACED: "runtime_replaced",
     Recovery.NEVER: "superseded",
+    Recovery.WINDOW_RESET: "window_reset",
 }
 
 SECRETS = (
@@ -91,6 +92,18 @@ MAY_RECOVER: dict[str, frozenset[Recovery]] = {
     "auth_status_reports": frozenset({Recovery.AUTH_STATUS}),
     "the_runtime_is_replaced": frozenset({Recovery.RUNTIME_REPLACED}),
     "claude_falls_back_to_another_model": frozenset({Recovery.NEVER}),
+    "claude_code_reports_a_window": frozenset({Recovery.WINDOW_RESET}),
+}
+
+#: Issue 32: Claude Code's usage-limit windows as the explored reports name them, each with its
+#: reset times (Unix seconds) and the title docs/acp-agent.md documents at each (UTC: the ledger's
+#: default zone), "{share}" standing for the share used ("all" when the limit is reached).
+WINDOWS: dict[str, dict[int, str]] = {
+    "five_hour": {
+        1796421723: "{share} of your 5-hour limit · resets 10:02 pm (UTC)",
+        1796439723: "{share} of your 5-hour limit · resets 3:02 am (UTC)",  # the next period
+    },
+    "seven_day": {1796850123: "{share} of your weekly limit · resets Wed 9:02 pm (UTC)"},
 }
 
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
@@ -141,6 +154,7 @@ class AdapterSession(RuleBasedStateMachine):
         self.answered: set[str] = set()  # answers the client sent to this ledger, open or not
         self.withdrawn: list[str] = []  # every id SessionLedger.take_withdrawn handed out, in order
         self.late_answer: tuple[str, bool, bool] | None = None  # (tool, open before, changed the session)
+        self.windows: dict[str, tuple[str, str, int]] = {}  # reference: window -> (id, title, reset) shown
 
     # ------------------------------------------------------------------ driving the ledger
 
@@ -601,6 +615,51 @@ class AdapterSession(RuleBasedStateMachine):
         assert self.feed("a_late_event_arrives_from_a_replaced_runtime", event, runtime=stale) is False
         assert self.sent == [] and state() == before
 
+    @rule(
+        window=st.sampled_from(sorted(WINDOWS)),
+        status=st.sampled_from(["allowed_warning", "allowed", "rejected"]),
+        share=st.sampled_from([0.8, 0.9, 0.95]),
+        period=st.integers(0, 1),
+    )
+    def claude_code_reports_a_window(self, window: str, status: str, share: float, period: int) -> None:
+        """Claude Code prints a ``rate_limit_event`` (at any time: in a turn, between turns, while a
+        cancelled turn drains) for one of its usage-limit windows (issue 32)."""
+        resets = sorted(WINDOWS[window])
+        resets_at = resets[min(period, len(resets) - 1)]
+        flow, running = self.ledger.flow, self.running
+        shown = self.windows.get(window)
+        ended = shown is not None and (status == "allowed" or resets_at > shown[2])
+        if ended:
+            del self.windows[window]
+        had = max(self.client.received.get(shown[0], [0])) if shown is not None else 0
+        self._settling(False)
+        event = RateLimitWindow(window=window, status=status, utilization=share, resets_at=resets_at)
+        self.feed("claude_code_reports_a_window", event)
+        # never the turn's failure: no prompt settled, the turn's flow unchanged
+        assert not any(isinstance(o, (PromptResponseOut, PromptErrorOut)) for o, _ in self.sent)
+        assert (self.ledger.flow, self.running) == (flow, running)
+        if ended:  # back to allowed, or a later reset: that entry ends silently (and stays in history)
+            assert shown is not None and shown[0] in self.closed and self.client.record(shown[0]) is not None
+        template = WINDOWS[window][resets_at]
+        title = "You've used " + template.format(share="all" if status == "rejected" else f"{round(share * 100)}%")
+        current = None if ended else shown
+        quiet = status == "allowed" or (status == "rejected" and current is None) or (current or ("", ""))[1] == title
+        if not self.negotiated or quiet:
+            assert self.sent == [], (self.step, self.sent)
+            return
+        ((out, ok),) = self.sent
+        rec = out.record
+        assert isinstance(out, SessionUpdateOut) and out.update["sessionUpdate"] == "session_info_update"
+        assert rec is not None and (rec.category.value, rec.severity, rec.actions, rec.title) == (
+            "limit", Severity.WARNING, (), title
+        )
+        if current is not None:  # a new share or the limit reached: the same entry, one revision up
+            assert (rec.id, rec.revision) == (current[0], had + 1)
+        else:
+            assert rec.revision == 1 and rec.id.startswith("s1:") and not rec.id.endswith(":error")
+        if ok:
+            self.windows[window] = (rec.id, title, resets_at)
+
     @rule(recovered=st.booleans(), limits=st.integers(1, 3), orphan=st.booleans())
     def the_client_loads_a_history_with_usage_limits(self, recovered: bool, limits: int, orphan: bool) -> None:
         history: list[dict[str, Any]] = []
@@ -768,7 +827,7 @@ class AdapterSession(RuleBasedStateMachine):
         assert set(open_records) == set(active), (sorted(open_records), sorted(active))
         for rid, a in active.items():
             assert open_records[rid].revision == a.revision
-            warning = a.state in ("retrying", "noticed")
+            warning = a.state in ("retrying", "noticed", "warned")
             assert (open_records[rid].severity is Severity.WARNING) == warning
 
     @invariant()
@@ -819,6 +878,22 @@ class AdapterSession(RuleBasedStateMachine):
             return
         tool, was_open, changed = self.late_answer
         assert not was_open and not changed, (tool, was_open, changed)
+
+    @invariant()
+    def one_entry_per_window_and_it_is_the_windows_own(self) -> None:
+        """Issue 32: one id per window (five-hour and weekly are two entries): the open entries
+        the client shows for a window are at most one, and exactly the warnings the ledger holds
+        active, which no event but the window's own reset ends (``MAY_RECOVER``)."""
+        for label in ("5-hour", "weekly"):
+            entries = [
+                r.id
+                for r in self.client.records
+                if r.title.startswith("You've used ") and f"of your {label} limit" in r.title
+                and r.id not in self.closed
+            ]
+            assert len(entries) <= 1, (label, entries)
+        warned = sorted(a.id for a in self.ledger.active if a.state == "warned")
+        assert warned == sorted(w[0] for w in self.windows.values()), (warned, self.windows)
 
     @invariant()
     def no_title_or_details_carries_an_injected_secret(self) -> None:

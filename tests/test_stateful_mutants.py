@@ -95,11 +95,15 @@ EXPECTED_CAUGHT: dict[str, bool] = {
     # permission questions
     "questions_outlive_their_turn": True,  # a_question_is_open_only_while_its_turn_runs
     "refused_question_published": True,  # permission_events_publish_nothing_and_change_no_incident
+    # issue 32: usage-limit windows
+    "window_repeat_published": True,  # claude_code_reports_a_window: an identical repeat publishes nothing
 }
 
 
 #: One program of :class:`AdapterSession`: (rule, its arguments), in order.
 Program = tuple[tuple[str, dict[str, Any]], ...]
+
+_FIVE_HOUR_AT_90: dict[str, Any] = {"period": 0, "share": 0.9, "status": "allowed_warning", "window": "five_hour"}
 
 #: mutant -> a program the machine catches it with (hypothesis's shrunk counterexample).
 CATCHING: dict[str, Program] = {
@@ -263,6 +267,11 @@ CATCHING: dict[str, Program] = {
     "refused_question_published": (
         ("open_session", {"negotiated": True}),
         ("claude_asks_permission", {}),
+    ),
+    "window_repeat_published": (
+        ("open_session", {"negotiated": True}),
+        ("claude_code_reports_a_window", _FIVE_HOUR_AT_90),
+        ("claude_code_reports_a_window", _FIVE_HOUR_AT_90),
     ),
 }
 

@@ -31,6 +31,10 @@ Rules
   description, nothing else) and sent as a raw ``session/update`` notification through the
   connection's lower-level ``send_notification`` (:func:`notice_update`); every other update keeps
   the SDK's full validation (:func:`acp_update`). Its title and description are masked too.
+  A ``compaction_update`` (``{"sessionUpdate": "compaction_update", "compactionId", "status",
+  "error"?}``, shown by the agent to a client that declared ``clientCapabilities.session.compaction``:
+  :mod:`lifecycle.agent.compaction`) is newer than the SDK too: checked against
+  :class:`AcpCompactionUpdate` and sent the same raw way.
 
 Awkwardness, admitted: a ``PromptResponse`` is not sent by the publisher but returned by the
 agent's ``prompt`` handler. It counts as delivered when it is handed to a handler still waiting
@@ -72,8 +76,10 @@ from ..redaction import VERBATIM_UPDATES, SecretMemory
 from ..wire import SessionFailure, attach_record
 
 __all__ = [
+    "COMPACTION_UPDATE",
     "NOTICE_UPDATE",
     "VERBATIM_UPDATES",
+    "AcpCompactionUpdate",
     "AcpNotice",
     "NotificationSink",
     "SessionPublisher",
@@ -107,6 +113,8 @@ class NotificationSink(Protocol):
 
 #: The ``sessionUpdate`` of an ACP standard notice (newer than the ACP SDK's schema).
 NOTICE_UPDATE = "notice"
+#: The ``sessionUpdate`` of a context compaction's state (newer than the ACP SDK's schema).
+COMPACTION_UPDATE = "compaction_update"
 
 _SESSION_UPDATE_METHOD = "session/update"
 
@@ -268,6 +276,23 @@ class AcpNotice(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class AcpCompactionUpdate(BaseModel):
+    """A ``compaction_update`` (the reference adapter 0.101.0's ``context-compaction.js``): the
+    compaction's id, its status (``in_progress``, ``completed``, ``failed``, ``cancelled``), the
+    error of a failed one; nothing else."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    session_update: Literal["compaction_update"] = Field(alias="sessionUpdate")
+    compaction_id: StrictStr = Field(alias="compactionId")
+    status: Literal["in_progress", "completed", "failed", "cancelled"]
+    error: StrictStr | None = None
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
 def notice_update(update: Mapping[str, Any]) -> AcpNotice:
     """The checked model of one ACP ``notice`` update.
 
@@ -419,6 +444,12 @@ class SessionPublisher:
         for update in updates:
             try:
                 verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
+                if update.get("sessionUpdate") == COMPACTION_UPDATE:  # newer than the SDK's schema
+                    wire = AcpCompactionUpdate.model_validate(_mask_strings(update, self._secrets.mask)).to_wire()
+                    params = {"sessionId": self._ledger.session_id, "update": wire}
+                    await _notification_sink(self._conn).send_notification(_SESSION_UPDATE_METHOD, params)
+                    sent += 1
+                    continue
                 model = acp_update(dict(update) if verbatim else _mask_strings(update, self._secrets.mask))
                 await self._conn.session_update(self._ledger.session_id, model)
             except asyncio.CancelledError:

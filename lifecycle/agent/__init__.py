@@ -50,17 +50,23 @@ Modules
 -------
 ``config`` (settings, standard library only), ``startup`` (process entry and the fast
 ``initialize``: imports no SDK), ``imports`` (the SDKs imported at the start, faster, with the
-same models), ``launch`` (a session's Claude Code options, command line and
-environment, and the early launch: imports no SDK), ``adopt`` (the SDK transport that adopts an
-early Claude Code), ``transport`` (the guarded stdio transport), ``server`` (the
-agent), ``session`` (one ACP session), ``runtime`` (one Claude Code process), ``stream`` (Claude
-Code's messages as updates: chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its
-result rendered as the reference adapter does), ``permissions`` (``can_use_tool`` as
-``session/request_permission``), ``prompt`` (the ACP prompt as Claude's user message), ``mcp`` (the
-client's MCP servers as Claude Code's option; a failed one as a notice), ``modes`` (permission
-mode, model, effort and slash commands an editor can change). This package imports
-``config`` and ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
-answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
+same models), ``launch`` (a session's Claude Code options, command line and environment, and the
+early launch: imports no SDK), ``adopt`` (the SDK transport that adopts an early Claude Code),
+``transport`` (the guarded stdio transport), ``server`` (the agent), ``session`` (one ACP
+session), ``runtime`` (one Claude Code process), ``stream`` (Claude Code's messages as updates:
+chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its result rendered as the
+reference adapter does), ``permissions`` (``can_use_tool`` as ``session/request_permission``),
+``always`` (what an "always" answer allows, in Claude Code's own rules), ``questions``
+(``AskUserQuestion`` as a form ``elicitation/create``), ``translate`` (one SDK message as the
+updates it shows and the event the ledger judges), ``stored`` (stored sessions read for load and
+list), ``replay`` (a loaded session's stored messages shown as live), ``background`` (Claude
+Code's own turns: a background task's notification, told apart from the prompt's), ``compaction``
+(Claude Code compacting its context, as a tool call or ``compaction_update``), ``prompt`` (the ACP
+prompt as Claude's user message), ``mcp`` (the client's MCP servers as Claude Code's option; a
+failed one as a notice), ``modes`` (permission mode, model, effort and slash commands an editor
+can change). This package imports ``config`` and ``startup`` only; every other name is imported on
+first use, so ``lifecycle acp`` answers ``initialize`` before the ACP SDK and the Claude SDK are
+loaded.
 """
 
 from __future__ import annotations

@@ -112,7 +112,16 @@ AGENT_CAPABILITIES: dict[str, object] = {
     "loadSession": True,
     "promptCapabilities": dict(PROMPT_CAPABILITIES),
     "mcpCapabilities": dict(MCP_CAPABILITIES),
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    # The reference's: ``additionalDirectories`` (Claude Code's ``--add-dir``), ``fork`` and
+    # ``delete`` (the Claude SDK's ``fork_session`` and ``delete_session``).
+    "sessionCapabilities": {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "fork": {},
+        "delete": {},
+        "additionalDirectories": {},
+    },
     "auth": {"logout": {}},
 }
 

@@ -177,6 +177,8 @@ def cli_options(
         kw["permission_mode"] = settings.mode
     if mcp_servers:
         kw["mcp_servers"] = dict(mcp_servers)
+    if settings.add_dirs:  # working directories besides ``cwd``, under Claude Code's own rules
+        kw["add_dirs"] = list(settings.add_dirs)
     return kw
 
 

@@ -40,11 +40,12 @@ SDK's models.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -56,6 +57,7 @@ __all__ = [
     "MODE_CONFIG_ID",
     "MODE_IDS",
     "ModelsCache",
+    "Offered",
     "SessionSettings",
     "SettingsError",
     "available_commands",
@@ -120,6 +122,8 @@ class SessionSettings:
     allow_bypass: bool = False
     models: list[dict[str, Any]] = field(default_factory=list)
     commands: list[dict[str, Any]] = field(default_factory=list)
+    #: The client's ``additionalDirectories`` (Claude Code's ``--add-dir``), absolute paths.
+    add_dirs: tuple[str, ...] = ()
 
     # ---------------------------------------------------------------- what ACP shows
 
@@ -319,6 +323,38 @@ class ModelsCache:
             os.replace(tmp, self.path)
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+
+
+class Offered:
+    """What the agent's Claude Code offered (its last ``initialize`` report: models, slash
+    commands), shared by the agent's sessions: a later session offers it at once, a
+    ``session/new`` with no model known waits for :attr:`reported`, and the machine's
+    :class:`ModelsCache` (made on first use: it looks for the executable) keeps the models for
+    the next agent.
+
+    Args:
+        cli: finds the Claude Code executable (called once, on first use of the cache).
+        env: the environment Claude Code runs with.
+    """
+
+    def __init__(self, cli: Callable[[], str | None], env: Mapping[str, str]) -> None:
+        self._cli = cli
+        self._env = env
+        self._cache: ModelsCache | None = None
+        self.info: dict[str, Any] | None = None  # the last report
+        self.reported = asyncio.Event()  # a Claude Code of this agent reported
+
+    @property
+    def cache(self) -> ModelsCache:
+        if self._cache is None:
+            self._cache = ModelsCache(self._cli(), self._env)
+        return self._cache
+
+    def saw(self, info: dict[str, Any]) -> None:
+        """A Claude Code's report: kept, its models cached for the machine, waiters woken."""
+        self.info = info
+        self.cache.write(info.get("models"))
+        self.reported.set()
 
 
 def available_commands(commands: Sequence[Any]) -> list[dict[str, Any]]:

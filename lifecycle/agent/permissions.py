@@ -26,6 +26,8 @@ Rules
   allows that mode, "Yes, manually approve edits" (``exit-plan-default``), "No, keep planning".
   A yes gives Claude Code the new mode (``setMode``, destination ``session``) and the editor a
   ``current_mode_update``; so does an "always" answer whose rules switch the mode.
+* ``AskUserQuestion`` is a question to the user, not a permission: it is asked as a form
+  elicitation (:mod:`lifecycle.agent.questions`), open and withdrawn as a permission question is.
 * Reject gives Claude "User refused permission to run tool", which it can react to; a
   ``cancelled`` outcome cancels the turn (as ``session/cancel`` does) and interrupts Claude.
 * The question carries the tool call (title, kind, locations, raw input and, for an edit, its
@@ -55,6 +57,7 @@ import structlog
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
 
 from ..events import PermissionAnswered, PermissionAsked
+from . import questions
 from .always import always_option, always_updates
 from .tool_calls import tool_call_start
 
@@ -155,6 +158,7 @@ class PermissionBroker:
         self._request_ids: dict[str, object] = {}  # tool use id -> the JSON-RPC id of its request
         self._flags: dict[str, bool] = {}  # tool use id -> forced ask (from the raw request)
         self._tasks: set[asyncio.Future[None]] = set()  # cancels a ``cancelled`` answer started
+        self.elicitation_form = False  # the client shows form elicitations (questions.py)
 
     @property
     def _id(self) -> str:
@@ -226,6 +230,8 @@ class PermissionBroker:
         if not self._open(tool_id):
             log.info("permission.not_asked", session_id=sid, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
+        if tool_name == "AskUserQuestion":  # a question to the user, not a permission (questions.py)
+            return await self._question(tool_id, tool_input)
         # Unknown flags (a request the transport did not see) count as forced: no "always".
         forced = self._flags.pop(tool_id, True)
         updates = always_updates(tool_name, tool_input, context.suggestions, forced_ask=forced)
@@ -270,6 +276,32 @@ class PermissionBroker:
                 message=PLAN_REJECTED_MESSAGE if tool_name == "ExitPlanMode" else DENIED_MESSAGE
             )
         return PermissionResultDeny(message=UNREADABLE_MESSAGE)
+
+    async def _question(self, tool_id: str, tool_input: dict[str, Any]) -> PermissionResultAllow | PermissionResultDeny:
+        """An ``AskUserQuestion`` use, asked as a form elicitation (:mod:`lifecycle.agent.questions`)
+        while its turn holds it open."""
+        announce = self._renderer.ensure_tool_call(tool_id, "AskUserQuestion", tool_input)
+        if announce is not None:
+            await self._show([announce])
+        send = self._elicit if self._conn is not None and self.elicitation_form else None
+        try:
+            answer = await questions.ask(send, self._id, tool_id, tool_input, self._waiting)
+            still_open = self._open(tool_id)
+        finally:
+            self._request_ids.pop(tool_id, None)
+            with contextlib.suppress(Exception):
+                await self._publisher.feed(PermissionAnswered(tool_use_id=tool_id))
+        log.info("question.answered", session_id=self._id, tool_use_id=tool_id, answered=isinstance(answer, dict))
+        if not still_open:
+            return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
+        if isinstance(answer, str):
+            return PermissionResultDeny(message=answer)
+        await self._running(tool_id)
+        return PermissionResultAllow(updated_input=answer)
+
+    async def _elicit(self, params: dict[str, Any]) -> Any:
+        raw: Any = getattr(self._conn, "_conn", self._conn)  # the JSON-RPC connection: sent verbatim
+        return await raw.send_request("elicitation/create", params)
 
     async def _running(self, tool_id: str) -> None:
         update = self._renderer.mark_running(tool_id)
@@ -322,11 +354,12 @@ class PermissionBroker:
                 request.cancel()
         return _selected(response, tool_id, [o["optionId"] for o in offered])
 
-    async def withdraw(self, notify: Any = None, tool_use_ids: Iterable[str] | None = None) -> None:
+    async def withdraw(self, tool_use_ids: Iterable[str] | None = None) -> None:
         """Withdraw the questions of ``tool_use_ids`` (the ledger's
         :meth:`~lifecycle.ledger.SessionLedger.take_withdrawn`; None: every open one, the session
-        is closing): each request is cancelled on the wire with ``$/cancel_request``
-        (``notify(method, params)``) and stops being awaited."""
+        is closing): each request is cancelled on the wire with ``$/cancel_request`` (a raw
+        notification on the client connection) and stops being awaited."""
+        notify = getattr(getattr(self._conn, "_conn", None), "send_notification", None)
         if tool_use_ids is None:
             waiting = list(self._waiting.items())
         else:

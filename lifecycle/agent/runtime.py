@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import structlog
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
+from .config import AgentConfig
+from .launch import EarlyCli
+from .modes import Offered
 from .prompt import PromptContent
 
-__all__ = ["ClientFactory", "Deliver", "End", "SdkClient"]
+__all__ = ["ClientFactory", "Deliver", "End", "Launcher", "SdkClient"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -48,6 +52,35 @@ class SdkClient(Protocol):
 
 
 ClientFactory = Callable[[ClaudeAgentOptions], SdkClient]
+
+
+@dataclass(frozen=True, slots=True)
+class Launcher:
+    """How the agent's sessions start their Claude Code: the agent's settings, the SDK client
+    factory (the SDK's, or a test's stand-in) and what Claude Code offered on this machine. The
+    agent makes one and gives it to each session (nothing calls back up to the agent)."""
+
+    config: AgentConfig
+    client_factory: ClientFactory
+    offered: Offered
+
+    def client(
+        self,
+        options: ClaudeAgentOptions,
+        early: EarlyCli | None,
+        on_permission_request: Callable[[Mapping[str, Any]], None] | None = None,
+    ) -> SdkClient:
+        """The SDK client of a runtime, on our transport (:mod:`lifecycle.agent.adopt`): it adopts
+        ``early`` when that is the Claude Code these options start, and reports each raw
+        ``can_use_tool`` request to ``on_permission_request`` (the flags the SDK drops)."""
+        if self.client_factory is not ClaudeSDKClient:  # a test's stand-in: the early one is not used
+            if early is not None:
+                early.discard("client_factory")
+            return self.client_factory(options)
+        from .adopt import AdoptingTransport
+
+        transport = AdoptingTransport(options, early, on_permission_request=on_permission_request)
+        return ClaudeSDKClient(options, transport=transport)
 
 
 class _Runtime:

@@ -11,7 +11,6 @@ import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -22,35 +21,41 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     CloseSessionResponse,
+    DeleteSessionResponse,
+    ForkSessionResponse,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
-    SessionInfo,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
+from claude_agent_sdk import ClaudeSDKClient
 
 from .. import __version__
 from ..acp import SessionPublisher, advertise, negotiate_client, new_epoch
 from ..answers import MachineAnswers
 from ..events import AuthStatus, Informational
-from ..history import TranscriptRead, load_history, read_transcript, unreadable_notice
+from ..history import load_history, unreadable_notice
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
+from .compaction import ContextCompaction, compaction_capable
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
 from .imports import build_deferred
-from .launch import EarlyCli, cli_options, initial_settings
+from .launch import EarlyCli, initial_settings
 from .mcp import McpServers
-from .modes import MODE_CONFIG_ID, ModelsCache, SettingsError
+from .modes import MODE_CONFIG_ID, Offered, SettingsError
 from .prompt import PromptRefused, prompt_content
-from .runtime import ClientFactory, SdkClient
+from .questions import form_capable
+from .replay import replay
+from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
+from .stored import session_info, stored_messages
+from .translate import local_zone
 from .transport import StdioTransport
 
 __all__ = ["AUTH_METHOD_ID", "ClaudeAcpAgent", "run"]
@@ -118,21 +123,21 @@ class ClaudeAcpAgent:
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or AgentConfig()
-        self.client_factory: ClientFactory = client_factory or ClaudeSDKClient
         self._env = env if env is not None else os.environ
+        self._offered = Offered(lambda: claude_cli(self.config.cli_path), self._env)
+        self._launcher = Launcher(self.config, client_factory or ClaudeSDKClient, self._offered)
         self._conn: Any = None
         self._negotiated = False
         self._notices = False  # the client declared ACP session notices
+        self._form = False  # the client shows form elicitations (questions to the user)
+        self._compaction = False  # the client advertises session.compaction (compaction_update)
         self._raw_caps: object = None  # the raw ``clientCapabilities`` of the initialize being handled
         self._sessions: dict[str, _Session] = {}
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
-        self._server_info: dict[str, Any] | None = None  # the last models/commands Claude Code reported
         self._early: EarlyCli | None = None  # Claude Code launched before the agent existed
         self._early_open = False  # ... and no session has taken or refused it yet
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
-        self._models: ModelsCache | None = None  # the machine's cache of Claude Code's models (on first use)
-        self._reported = asyncio.Event()  # a Claude Code of this agent reported its models
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -142,30 +147,28 @@ class ClaudeAcpAgent:
             raw.add_observer(self._observe)
 
     def _observe(self, event: Any) -> None:
-        """Every raw frame: a ``session/request_permission`` going out has its id noted, so a
-        withdrawn question can be cancelled on the wire."""
+        """Every raw frame: a ``session/request_permission`` or ``elicitation/create`` going out has
+        its id noted, so a withdrawn question can be cancelled on the wire."""
         message = getattr(event, "message", None)
-        if not isinstance(message, dict) or message.get("method") != "session/request_permission":
+        method = message.get("method") if isinstance(message, dict) else None
+        if method not in ("session/request_permission", "elicitation/create"):
             return
+        assert isinstance(message, dict)
         params = message.get("params")
         if not isinstance(params, dict):
             return
         session = self._sessions.get(str(params.get("sessionId")))
-        tool_call = params.get("toolCall")
+        tool_call = params.get("toolCall") if method == "session/request_permission" else params
         if session is not None and isinstance(tool_call, dict):
             session.permissions.saw_request(message.get("id"), tool_call.get("toolCallId"))
-
-    async def cancel_request(self, method: str, params: Any) -> None:
-        """Send a raw notification (``$/cancel_request`` of a withdrawn question)."""
-        raw = getattr(self._conn, "_conn", None)
-        if raw is not None:
-            await raw.send_notification(method, params)
 
     def accept_initialize(self, state: ClientState) -> None:
         """Take what an ``initialize`` answered before the agent existed negotiated
         (:mod:`lifecycle.agent.startup`)."""
         self._negotiated = state.negotiated
         self._notices = state.notices
+        self._form = state.form
+        self._compaction = state.compaction
 
     def saw_client_capabilities(self, raw: object) -> None:
         """The raw ``clientCapabilities`` of an ``initialize`` request about to reach
@@ -174,34 +177,6 @@ class ClaudeAcpAgent:
         self._raw_caps = raw
 
     # -------------------------------------------------------------- session plumbing
-
-    def claude_options(self, session: _Session, *, resume: bool) -> ClaudeAgentOptions:
-        """The SDK options of a session's runtime (Claude's environment passes through)."""
-        kw = cli_options(
-            self.config, session.settings, cwd=session.cwd, session_id=session.id, resume=resume,
-            mcp_servers=session.mcp.config,
-        )  # fmt: skip
-        kw["can_use_tool"] = session.permissions.can_use_tool
-        kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(session.id)
-        return ClaudeAgentOptions(**kw)
-
-    def new_client(
-        self,
-        options: ClaudeAgentOptions,
-        early: EarlyCli | None,
-        on_permission_request: Callable[[Mapping[str, Any]], None] | None = None,
-    ) -> SdkClient:
-        """The SDK client of a runtime, on our transport (:mod:`lifecycle.agent.adopt`): it adopts
-        ``early`` when that is the Claude Code these options start, and reports each raw
-        ``can_use_tool`` request to ``on_permission_request`` (the flags the SDK drops)."""
-        if self.client_factory is not ClaudeSDKClient:  # a test's stand-in: the early one is not used
-            if early is not None:
-                early.discard("client_factory")
-            return self.client_factory(options)
-        from .adopt import AdoptingTransport
-
-        transport = AdoptingTransport(options, early, on_permission_request=on_permission_request)
-        return ClaudeSDKClient(options, transport=transport)
 
     def accept_early(self, early: EarlyCli | None) -> None:
         """Take a Claude Code launched for the first ``session/new`` before the agent existed
@@ -235,30 +210,21 @@ class ClaudeAcpAgent:
             epoch=epoch,
             observer=observer,
             answers=self._answers,
+            zone=local_zone,  # a window's reset time in the agent machine's local time (issue 32)
         )
         settings = initial_settings(self.config, self._env, cwd)  # Claude Code's own settings' mode too
         if self.config.permission_mode == "bypassPermissions" and settings.mode != "bypassPermissions":
             log.warning("session.bypass_not_available", session_id=session_id)
-        settings.learn(self._server_info)  # what an earlier session's Claude Code offered
+        settings.learn(self._offered.info)  # what an earlier session's Claude Code offered
         if not settings.models:  # else what a Claude Code of this machine offered
-            settings.models = self._models_cache().read()  # one small file, read in place
-        session = _Session(self, session_id, cwd, SessionPublisher(self._conn, ledger), self._conn, settings)
+            settings.models = self._offered.cache.read()  # one small file, read in place
+        publisher = SessionPublisher(self._conn, ledger)
+        session = _Session(self._launcher, session_id, cwd, publisher, self._conn, settings)
         session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
+        session.compaction = ContextCompaction(updates=self._compaction)
         self._sessions[session_id] = session
         self._closed.pop(session_id, None)
         return session
-
-    def saw_server_info(self, info: dict[str, Any]) -> None:
-        """What a Claude Code reported (models, commands): a later session offers it at once, and
-        the machine's cache keeps its models for the next agent."""
-        self._server_info = info
-        self._models_cache().write(info.get("models"))
-        self._reported.set()
-
-    def _models_cache(self) -> ModelsCache:
-        if self._models is None:
-            self._models = ModelsCache(claude_cli(self.config.cli_path), self._env)
-        return self._models
 
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
@@ -294,6 +260,8 @@ class ClaudeAcpAgent:
             # the SDK's model, or whatever an unusual client sent (then: no terminal login)
             dump = getattr(caps, "model_dump", None)
             caps = dump(by_alias=True, exclude_none=True) if callable(dump) else None
+        self._form = form_capable(caps)
+        self._compaction = compaction_capable(caps)
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": acp.PROTOCOL_VERSION,
@@ -346,10 +314,11 @@ class ClaudeAcpAgent:
         mcp_servers: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        cwd = self._cwd(cwd)
+        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
         early = self._take_early(cwd, mcp_servers)
         session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers)
         session.early_cli = early
+        self._configure(session, dirs)
         if session.settings.models or not self.config.start_early:
             self._started(session)
             log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
@@ -368,7 +337,7 @@ class ClaudeAcpAgent:
     async def _until_reported(self, session: _Session) -> None:
         """Wait (at most :data:`MODELS_WAIT_S`) until a Claude Code reported its models, or the
         session's own start failed (its first prompt reports how)."""
-        reported = asyncio.ensure_future(self._reported.wait())
+        reported = asyncio.ensure_future(self._offered.reported.wait())
         waits: set[asyncio.Future[Any]] = {reported}
         if session.starting is not None:  # the session's start in the background
             waits.add(session.starting)
@@ -376,7 +345,7 @@ class ClaudeAcpAgent:
             await asyncio.wait(waits, timeout=MODELS_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reported.cancel()
-        if not self._reported.is_set():
+        if not self._offered.reported.is_set():
             log.info("session.models_not_reported", session_id=session.id)
 
     @_guarded
@@ -388,11 +357,12 @@ class ClaudeAcpAgent:
         additional_directories: Any = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        cwd = self._cwd(cwd)
-        stored, read = await _stored_messages(session_id, cwd)
+        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        stored, read = await stored_messages(session_id, cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
         session = await self._open(session_id, cwd, mcp_servers)
+        self._configure(session, dirs)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -402,8 +372,13 @@ class ClaudeAcpAgent:
             skipped_lines=len(read.skipped) if read else 0,
             repaired_lines=len(read.repaired) if read else 0,
         )
-        # Replayed through the fresh ledger before the answer (spec: session/load).
-        await session.feed(history)
+        # Replayed through the fresh ledger before the answer (spec: session/load), one stored
+        # message at a time, with the thinking and tool calls it showed live (.replay).
+        for step in replay(stored, cwd):
+            await session.show(step.before)
+            if step.history.entries:
+                await session.feed(step.history)
+            await session.show(step.after)
         notice = unreadable_notice(read) if read else None
         if notice is not None:  # what could not be read, after what could (a notice, not a failure)
             await session.feed(Informational(content=notice, level="warning"))
@@ -420,12 +395,13 @@ class ClaudeAcpAgent:
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """Like ``session/load`` without the replay: the stored Claude session continues."""
-        cwd = self._cwd(cwd)
+        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
         info = await asyncio.to_thread(sdk_function("get_session_info"), session_id, directory=cwd)
         if info is None:
             # The reference's answer (its SDK's ``RequestError.sessionNotFound``): -32002.
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
         session = await self._open(session_id, cwd, mcp_servers)
+        self._configure(session, dirs)
         self._started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
         return ResumeSessionResponse(**_session_state(session))
@@ -456,9 +432,54 @@ class ClaudeAcpAgent:
         found = await asyncio.to_thread(
             sdk_function("list_sessions"), directory=directory, limit=_LIST_PAGE + 1, offset=offset
         )
-        page = [_session_info(s, directory) for s in found[:_LIST_PAGE]]
+        page = [session_info(s, directory) for s in found[:_LIST_PAGE]]
         more = len(found) > _LIST_PAGE
         return ListSessionsResponse(sessions=page, next_cursor=str(offset + _LIST_PAGE) if more else None)
+
+    @_guarded
+    async def fork_session(
+        self,
+        cwd: str,
+        session_id: str,
+        additional_directories: Any = None,
+        mcp_servers: Any = None,
+        **kwargs: Any,
+    ) -> ForkSessionResponse:
+        """ACP ``session/fork``: the Claude SDK's ``fork_session`` copies the stored transcript
+        under a new id (the reference's ``forkSession``); the fork is then opened as a resumed
+        session, ready for a prompt. The source session goes on unchanged."""
+        from claude_agent_sdk import fork_session
+
+        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        try:
+            forked = await asyncio.to_thread(fork_session, session_id)
+        except (ValueError, FileNotFoundError):  # not a UUID, no transcript: the reference's -32002
+            raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]}) from None
+        session = await self._open(forked.session_id, cwd, mcp_servers)
+        self._configure(session, dirs)
+        self._started(session)
+        log.info("session.fork", session_id=session.id, source_id=session_id, epoch=session.publisher.ledger.epoch)
+        return ForkSessionResponse(session_id=session.id, **_session_state(session))
+
+    @_guarded
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """ACP ``session/delete``: an open session is closed first (its Claude Code stopped, so
+        nothing writes the transcript again), then the Claude SDK's ``delete_session`` removes the
+        stored transcript. A session that was never stored is deleted already (the reference's)."""
+        from claude_agent_sdk import delete_session
+
+        if session_id in self._sessions:
+            await self.close_session(session_id)
+        with contextlib.suppress(ValueError, FileNotFoundError):  # not a UUID, not stored
+            await asyncio.to_thread(delete_session, session_id)
+        log.info("session.delete", session_id=session_id)
+        return DeleteSessionResponse()
+
+    def _configure(self, session: _Session, directories: tuple[str, ...]) -> None:
+        """What a session takes from the client besides its ledger: its additional directories
+        (Claude Code's ``add_dirs``) and whether its questions are asked as form elicitations."""
+        session.settings.add_dirs = directories
+        session.permissions.elicitation_form = self._form
 
     @_guarded
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
@@ -533,37 +554,14 @@ _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather
 _LIST_PAGE = 100  # sessions per session/list page
 
 
-async def _stored_messages(session_id: str, cwd: str) -> tuple[list[Any], TranscriptRead | None]:
-    """A stored session's messages, from ``get_session_messages``; when the SDK cannot decode the
-    transcript (it reads the whole file as strict UTF-8: a line torn inside a character, a stray
-    byte), from what :func:`lifecycle.history.read_transcript` reads of it, line by line, with what
-    it could not read. The messages are then built by the SDK's own chain (``parentUuid``) over an
-    in-memory store of the lines read, as ``get_session_messages`` builds them."""
-    try:
-        return await asyncio.to_thread(sdk_function("get_session_messages"), session_id, directory=cwd), None
-    except UnicodeDecodeError:
-        log.warning("session.load_undecodable", session_id=session_id)
-    from claude_agent_sdk import InMemorySessionStore, get_session_messages_from_store, project_key_for_directory
-
-    read = await asyncio.to_thread(_read_transcript_file, session_id, cwd)
-    if read is None:
-        return [], None
-    store = InMemorySessionStore()
-    entries: list[Any] = list(read.entries)  # the SDK's ``SessionStoreEntry``: a transcript line's object
-    await store.append({"project_key": project_key_for_directory(cwd), "session_id": session_id}, entries)
-    return await get_session_messages_from_store(store, session_id, directory=cwd), read
-
-
-def _read_transcript_file(session_id: str, cwd: str) -> TranscriptRead | None:
-    """The transcript file ``get_session_messages`` could not decode, read line by line (None: gone)."""
-    # The SDK's own lookup of that file (project folder, worktrees): no public function names it.
-    from claude_agent_sdk._internal.sessions import _resolve_session_file_path
-
-    path = _resolve_session_file_path(session_id, cwd)
-    try:
-        return None if path is None else read_transcript(path.read_bytes())
-    except OSError:
-        return None
+def _directories(value: object) -> tuple[str, ...]:
+    """A request's ``additionalDirectories``: absolute paths (the reference checks only that; a
+    missing one does not fail the session), else ``-32602``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(d, str) and os.path.isabs(d) for d in value):
+        raise RequestError.invalid_params({"details": "additionalDirectories entries must be absolute paths"})
+    return tuple(dict.fromkeys(value))
 
 
 def _session_state(session: _Session) -> dict[str, Any]:
@@ -571,46 +569,19 @@ def _session_state(session: _Session) -> dict[str, Any]:
     return {"modes": session.settings.modes(), "config_options": session.settings.config_options()}
 
 
-def _session_info(info: Any, directory: str | None) -> SessionInfo:
-    """One stored Claude session as ACP ``SessionInfo`` (title: its summary or first prompt)."""
-    title = getattr(info, "custom_title", None) or getattr(info, "summary", None) or getattr(info, "first_prompt", None)
-    modified = getattr(info, "last_modified", None)
-    updated = None
-    if isinstance(modified, (int, float)) and modified > 0:
-        # As JavaScript's ``Date.toISOString`` (the reference's): milliseconds, ``Z``.
-        ms = int(modified)  # whole milliseconds, no float rounding
-        stamp = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
-        updated = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return SessionInfo(
-        session_id=str(getattr(info, "session_id", "")),
-        cwd=str(getattr(info, "cwd", None) or directory or ""),
-        title=title[:200] if isinstance(title, str) and title else None,
-        updated_at=updated,
-    )
-
-
 def _route_logout(conn: Any, agent: ClaudeAcpAgent) -> None:
     """Route ACP ``logout`` to :meth:`ClaudeAcpAgent.logout` (the ACP SDK 0.12.1 knows the
     method's models but routes no ``logout`` request)."""
-    from acp.schema import LogoutRequest
+    from acp.schema import DeleteSessionRequest, LogoutRequest
     from acp.utils import normalize_result
 
     router = getattr(getattr(conn, "_conn", None), "_handler", None)
     if router is not None and callable(getattr(router, "route_request", None)):
         router.route_request("logout", LogoutRequest, agent, "logout", adapt_result=normalize_result)
-
-
-def _forward_stderr(line: str) -> None:
-    sys.stderr.write(line if line.endswith("\n") else line + "\n")
-
-
-def _cli_stderr_logger(session_id: str) -> Callable[[str], None]:
-    # Claude Code's stderr is not ours to print (it may hold anything); only its presence is
-    # logged unless ``--cli-stderr`` asks for the lines themselves.
-    def note(line: str) -> None:
-        log.debug("runtime.cli_stderr", session_id=session_id, chars=len(line))
-
-    return note
+        # ... nor ``session/delete`` (its models only).
+        router.route_request(
+            "session/delete", DeleteSessionRequest, agent, "delete_session", adapt_result=normalize_result
+        )
 
 
 async def run(

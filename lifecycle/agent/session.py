@@ -7,42 +7,27 @@ import asyncio
 import contextlib
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import structlog
 from acp import RequestError
 from acp.schema import PromptResponse
+from claude_agent_sdk import ClaudeAgentOptions
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
-from .config import AgentConfig
-from .launch import EarlyCli
+from .background import OwnTurns, own_steps
+from .compaction import ContextCompaction
+from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
-from .runtime import SdkClient, _Runtime
-from .stream import StreamRenderer
+from .runtime import Launcher, _Runtime
+from .stream import StreamRenderer, TurnUsage
 from .translate import Step, runtime_end, translate
-
-
-class _Agent(Protocol):
-    """What a session uses of its agent (:class:`lifecycle.agent.server.ClaudeAcpAgent`)."""
-
-    config: AgentConfig
-
-    def claude_options(self, session: Any, *, resume: bool) -> Any: ...
-
-    def new_client(
-        self, options: Any, early: EarlyCli | None, on_permission_request: Callable[[Mapping[str, Any]], None]
-    ) -> SdkClient: ...
-
-    async def cancel_request(self, method: str, params: Any) -> None: ...
-
-    def saw_server_info(self, info: dict[str, Any]) -> None: ...
-
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -70,14 +55,15 @@ class _Session:
 
     def __init__(
         self,
-        agent: _Agent,
+        launcher: Launcher,
         session_id: str,
         cwd: str,
         publisher: SessionPublisher,
         conn: Any = None,
         settings: SessionSettings | None = None,
     ) -> None:
-        self.agent = agent
+        self.launcher = launcher
+        self.config = launcher.config
         self.settings = settings or SessionSettings()
         self.id = session_id
         self.cwd = cwd
@@ -87,6 +73,8 @@ class _Session:
             publisher, self.renderer, self.settings, conn, cwd=cwd, on_cancelled=self.cancel
         )
         self.mcp = McpServers()  # the client's MCP servers (set by session/new, load)
+        self.own_turns = OwnTurns()  # Claude Code's own turns (background.py)
+        self.compaction = ContextCompaction()  # its compactions (compaction.py; set by session/new, load)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -110,7 +98,7 @@ class _Session:
         settlement) are withdrawn on the wire."""
         withdrawn = self.publisher.ledger.take_withdrawn()
         if withdrawn:
-            await self.permissions.withdraw(self.agent.cancel_request, withdrawn)
+            await self.permissions.withdraw(withdrawn)
 
     # -------------------------------------------------------------- what Claude Code sends
 
@@ -118,12 +106,27 @@ class _Session:
         """The turn shows nothing more: the ledger's flow, the one owner of "cancelled"."""
         return self.publisher.ledger.flow == "cancelled"
 
+    def _idle(self) -> bool:
+        """No prompt's turn is open in the ledger."""
+        return self.publisher.ledger.flow == "idle"
+
     async def receive(self, message: object, generation: int) -> bool:
         """The runtime's pump hands each SDK message here: it is translated once
         (:func:`lifecycle.agent.translate.translate`) and each step sent as one publisher step.
         Returns whether it ended the turn in flight."""
         try:
-            steps, ends = translate(message, self.renderer, self.mcp, quiet=self._quiet())
+            quiet = self._quiet()
+            # A turn no prompt started; while a cancelled turn drains, what comes is that turn's.
+            own = self.own_turns.owns(message, self.current_turn) and not quiet
+            if own:
+                steps, ends = own_steps(message, self.renderer, self.mcp, prompt_open=not self._idle()), False
+                quiet = False
+            else:
+                steps, ends = translate(message, self.renderer, self.mcp, quiet=quiet)
+            shown = self.compaction.see(message, quiet=quiet)
+            if ends or (own and type(message).__name__ == "ResultMessage"):  # a turn's end closes a compaction
+                shown += self.compaction.end(quiet=quiet)
+            steps = [Step(shown), *steps] if shown else steps
             await self._emit(steps, generation)
         except Exception as exc:  # an adapter bug, not a runtime failure
             log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)
@@ -135,7 +138,9 @@ class _Session:
     async def runtime_ended(self, generation: int, exc: BaseException | None) -> None:
         """The runtime's stream ended (``exc``: how it failed)."""
         current = generation == self.runtime_generation
-        await self._emit(runtime_end(self.renderer, exc, quiet=self._quiet() or not current), generation)
+        quiet = self._quiet() or not current
+        closing = [Step(shown)] if (shown := self.compaction.end(quiet=quiet)) else []
+        await self._emit(closing + runtime_end(self.renderer, exc, quiet=quiet), generation)
 
     async def _emit(self, steps: list[Step], generation: int) -> None:
         """Each step's updates (not from a replaced runtime, which shows nothing), then its event
@@ -180,6 +185,15 @@ class _Session:
             log.info("runtime.early_start_failed", session_id=self.id, error_type=type(exc).__name__)
             self._early_failure = exc  # the first prompt reports it (the next start replaces)
 
+    def claude_options(self, *, resume: bool) -> ClaudeAgentOptions:
+        """The SDK options of this session's runtime (Claude's environment passes through)."""
+        kw = cli_options(
+            self.config, self.settings, cwd=self.cwd, session_id=self.id, resume=resume, mcp_servers=self.mcp.config
+        )
+        kw["can_use_tool"] = self.permissions.can_use_tool
+        kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
+        return ClaudeAgentOptions(**kw)
+
     async def ensure_runtime(self) -> _Runtime:
         """The live runtime, starting (or replacing) one when needed (after an early start still
         under way; the failure of an early start is this start's)."""
@@ -209,12 +223,12 @@ class _Session:
         ledger = self.publisher.ledger
         generation = ledger.runtime + 1 if replacing else ledger.runtime
         resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
-        options = self.agent.claude_options(self, resume=resume)
+        options = self.claude_options(resume=resume)
         early, self.early_cli = self.early_cli, None
-        client = self.agent.new_client(options, early, self.permissions.saw_permission_request)
+        client = self.launcher.client(options, early, self.permissions.saw_permission_request)
         new = _Runtime(self.id, generation, client, self.receive, self.runtime_ended)
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
-        await new.start(self.agent.config.connect_timeout)
+        await new.start(self.config.connect_timeout)
         if replacing:
             # Only now: the old runtime's loss stays active until a working replacement exists.
             await self.feed(RuntimeReplaced())
@@ -234,7 +248,7 @@ class _Session:
             log.info("runtime.server_info_failed", session_id=self.id, error_type=type(exc).__name__)
             return
         if info is not None:
-            self.agent.saw_server_info(info)
+            self.launcher.offered.saw(info)
         moved = self.settings.learn_mode(info)
         learned = self.settings.learn(info)
         updates: list[dict[str, Any]] = []
@@ -306,12 +320,15 @@ class _Session:
                 # A cancelled turn may still be winding down: its result must arrive (and be
                 # dropped) before this turn opens. A runtime stuck past the timeout is replaced.
                 # A cancel of this prompt ends the wait (nothing will be sent).
-                await _first(rt.wait_idle(self.agent.config.idle_timeout), prompt.cancelled.wait())
+                await _first(rt.wait_idle(self.config.idle_timeout), prompt.cancelled.wait())
             if self.closed:  # replaced by session/load, or shutting down, while this prompt waited
                 log.info("prompt.session_closed", session_id=self.id)
                 return PromptResponse(stop_reason="cancelled")
             turn_id = str(uuid.uuid4())
-            self.renderer.start_turn()
+            if self.own_turns.running:  # Claude Code's own turn goes on: its text and tool calls stay
+                self.renderer.turn_usage = TurnUsage()
+            else:
+                self.renderer.start_turn()
             await self.feed(PromptStarted(turn_id=turn_id))
             # No await between here and the check: a cancel either saw ``turn_id`` (and settled
             # the turn) or left its mark for this check.
@@ -408,7 +425,7 @@ class _Session:
             with contextlib.suppress(Exception):
                 await self.feed(Cancelled())
         self.closed = True
-        await self.permissions.withdraw(self.agent.cancel_request)
+        await self.permissions.withdraw()
         if self.runtime is not None:
             await self.runtime.close()
             self.runtime = None
@@ -433,3 +450,16 @@ def sdk_function(name: str) -> Any:
 
 def _has_transcript(session_id: str, cwd: str) -> bool:
     return sdk_function("get_session_info")(session_id, directory=cwd) is not None
+
+
+def _forward_stderr(line: str) -> None:
+    sys.stderr.write(line if line.endswith("\n") else line + "\n")
+
+
+def _cli_stderr_logger(session_id: str) -> Callable[[str], None]:
+    # Claude Code's stderr is not ours to print (it may hold anything); only its presence is
+    # logged unless ``--cli-stderr`` asks for the lines themselves.
+    def note(line: str) -> None:
+        log.debug("runtime.cli_stderr", session_id=session_id, chars=len(line))
+
+    return note

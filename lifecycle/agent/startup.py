@@ -49,9 +49,11 @@ from .. import __version__
 from ..log import configure_logging
 from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
 from ..redaction import redact
+from .compaction import compaction_capable
 from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
 from .imports import import_server
 from .launch import EarlyCli, launch_early, warm
+from .questions import form_capable
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -79,13 +81,17 @@ _OBJECT_FIELDS: Final = ("session", "plan", "auth", "elicitation", "nes")
 
 
 class ClientState:
-    """What the client's ``initialize`` negotiated: ``sessionFailure`` and ACP session notices."""
+    """What the client's ``initialize`` negotiated: ``sessionFailure``, ACP session notices,
+    form elicitation (:func:`lifecycle.agent.questions.form_capable`) and compaction updates
+    (:func:`lifecycle.agent.compaction.compaction_capable`)."""
 
-    __slots__ = ("negotiated", "notices")
+    __slots__ = ("compaction", "form", "negotiated", "notices")
 
-    def __init__(self, negotiated: bool, notices: bool) -> None:
+    def __init__(self, negotiated: bool, notices: bool, form: bool = False, compaction: bool = False) -> None:
         self.negotiated = negotiated
         self.notices = notices
+        self.form = form
+        self.compaction = compaction
 
 
 def _optional_object(value: object) -> bool:
@@ -152,7 +158,9 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
         return None
     assert isinstance(params, dict)
     caps = params.get("clientCapabilities")
-    state = ClientState(negotiate(caps or {}), notices_capable(caps or {}))
+    state = ClientState(
+        negotiate(caps or {}), notices_capable(caps or {}), form_capable(caps), compaction_capable(caps)
+    )
     agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)
     if meta:

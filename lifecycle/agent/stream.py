@@ -5,7 +5,10 @@ Rules
 -----
 * Partial messages are on (``include_partial_messages``): a top-level ``text_delta`` becomes an
   ``agent_message_chunk`` and a ``thinking_delta`` an ``agent_thought_chunk`` the moment it
-  arrives. A subagent's text and thinking (``parent_tool_use_id`` set) stay internal.
+  arrives. A subagent's text and thinking (``parent_tool_use_id`` set) stay internal. Each chunk
+  carries ``messageId``: Claude's id of its message (``message_start``'s ``message.id``, the
+  consolidated message's ``message_id``), the same on every chunk of one message, as the
+  reference adapter groups them (``messageIdForGrouping``).
 * Nothing is shown twice: the consolidated ``assistant`` message that follows the deltas is
   compared with what was streamed. The part already shown is marked ``shown`` for the ledger
   (which still classifies it: a real answer recovers what waits for one, but it forwards nothing);
@@ -33,7 +36,8 @@ Rules
 Theory of operation
 -------------------
 The renderer is sans-I/O: each method takes one SDK message (an object of ``claude_agent_sdk``,
-read by attribute, never imported) and returns the ``session/update`` objects to send, in order.
+read by attribute, never imported; a content block may also be its stored dict form, for
+:mod:`lifecycle.agent.replay`) and returns the ``session/update`` objects to send, in order.
 :mod:`lifecycle.agent.runtime` sends them through the session's publisher (one lock with the
 ledger's sends, so order holds) and feeds the ledger what it must judge. Memory is bounded:
 streamed text is kept only until its consolidated message arrives (and capped), and at most
@@ -50,12 +54,14 @@ from typing import Any, Final
 from ..intents import text_update
 from . import tool_calls
 
-__all__ = ["MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
+__all__ = ["MAX_MESSAGE_ID", "MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
 
 #: Tool uses remembered per session (for their results and to announce each once).
 MAX_TOOLS: Final = 512
 #: Streamed characters kept per block kind while waiting for the consolidated message.
 MAX_STREAMED_CHARS: Final = 4 * 1024 * 1024
+#: Characters of a ``messageId`` (Claude's ids are ~30).
+MAX_MESSAGE_ID: Final = 256
 
 _TEXT = "agent_message_chunk"
 _THOUGHT = "agent_thought_chunk"
@@ -154,6 +160,7 @@ class StreamRenderer:
         self._stream_usage: dict[str, Any] = {}  # the streamed top-level message's usage so far
         self._window: int | None = None
         self._refusal: str | None = None  # the streamed message's refusal explanation (stop_details)
+        self._message_id: str | None = None  # Claude's id of the top-level message streaming
         self.turn_usage = TurnUsage()
 
     # -------------------------------------------------------------- turns
@@ -183,6 +190,7 @@ class StreamRenderer:
             self._streamed = {_TEXT: "", _THOUGHT: ""}
             self._refusal = None
             started = event.get("message")
+            self._message_id = _message_id(started.get("id") if isinstance(started, Mapping) else None)
             self._stream_usage = dict(started.get("usage") or {}) if isinstance(started, Mapping) else {}
             if self._stream_usage:
                 self._last_context = _context(self._stream_usage)
@@ -228,7 +236,7 @@ class StreamRenderer:
         kept = self._streamed[target]
         if len(kept) < MAX_STREAMED_CHARS:
             self._streamed[target] = kept + text
-        return [text_update(target, text)]
+        return [_chunk(target, text, self._message_id)]
 
     def refusal(self) -> str | None:
         """The refusal explanation the streamed top-level message carried (once)."""
@@ -244,20 +252,21 @@ class StreamRenderer:
         updates: list[dict[str, Any]] = []
         shown = False
         if top:
-            text = "".join(b.text for b in blocks if _kind(b) == "text" and isinstance(getattr(b, "text", None), str))
+            message_id = _message_id(getattr(message, "message_id", None)) or self._message_id
+            text = "".join(_get(b, "text") for b in blocks if _kind(b) == "text" and isinstance(_get(b, "text"), str))
             thinking = "".join(
-                b.thinking for b in blocks if _kind(b) == "thinking" and isinstance(getattr(b, "thinking", None), str)
+                _get(b, "thinking") for b in blocks if _kind(b) == "thinking" and isinstance(_get(b, "thinking"), str)
             )
             if thinking:
                 rest = self._consume(_THOUGHT, thinking)
                 if rest:
-                    updates.append(text_update(_THOUGHT, rest))
+                    updates.append(_chunk(_THOUGHT, rest, message_id))
             if text and self._streamed[_TEXT]:
                 rest = self._consume(_TEXT, text)
                 if rest is not None:
                     shown = True
                     if rest:
-                        updates.append(text_update(_TEXT, rest))
+                        updates.append(_chunk(_TEXT, rest, message_id))
             usage = getattr(message, "usage", None)
             # A streamed message's counts come from its stream (``message_delta`` has the final
             # ones; the consolidated message repeats ``message_start``'s).
@@ -284,7 +293,7 @@ class StreamRenderer:
         results = [b for b in content if _kind(b) == "tool_result"]
         updates: list[dict[str, Any]] = []
         for block in results:
-            tool_id = getattr(block, "tool_use_id", None)
+            tool_id = _get(block, "tool_use_id")
             if not isinstance(tool_id, str) or not tool_id:
                 continue
             tool = self._tools.pop(tool_id, None)
@@ -292,15 +301,15 @@ class StreamRenderer:
                 continue  # shown as the plan
             name = tool.name if tool is not None else ""
             tool_input: Mapping[str, Any] = tool.input if tool is not None else {}
-            is_error = getattr(block, "is_error", None) is True
-            never_ran = is_error and _tool_use_error(getattr(block, "content", None))
+            is_error = _get(block, "is_error") is True
+            never_ran = is_error and _tool_use_error(_get(block, "content"))
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
             result = tool_calls.tool_call_result(
                 tool_id,
                 name,
                 tool_input,
-                getattr(block, "content", None),
+                _get(block, "content"),
                 is_error=is_error,
                 structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
                 cwd=self.cwd,
@@ -444,10 +453,26 @@ def _kind(block: object) -> str | None:
     return None
 
 
+def _message_id(value: object) -> str | None:
+    return value[:MAX_MESSAGE_ID] if isinstance(value, str) and value else None
+
+
+def _chunk(kind: str, text: str, message_id: str | None) -> dict[str, Any]:
+    """A text or thought chunk, with the ``messageId`` of Claude's message when known."""
+    update = text_update(kind, text)
+    if message_id is not None:
+        update["messageId"] = message_id
+    return update
+
+
+def _get(block: object, name: str) -> Any:
+    """A content block's field: an SDK object's attribute, or a stored message's key (its dict
+    form, as ``get_session_messages`` returns it: :mod:`lifecycle.agent.replay`)."""
+    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
+
+
 def _tool_use(block: object) -> tuple[str | None, str, Mapping[str, Any]]:
-    tool_id = getattr(block, "id", None)
-    name = getattr(block, "name", None)
-    tool_input = getattr(block, "input", None)
+    tool_id, name, tool_input = _get(block, "id"), _get(block, "name"), _get(block, "input")
     return (
         tool_id if isinstance(tool_id, str) and tool_id else None,
         name if isinstance(name, str) else "",

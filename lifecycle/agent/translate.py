@@ -22,7 +22,8 @@ Rules
   turn: one ``usage_update`` step, sent at once (before the turn's first usage too), with the
   renderer's last known ``used``/``size`` (``0``/``0`` while none is known: ACP requires both)
   and the windows in ``_meta`` (:func:`rate_limit_update`; docs/acp-agent.md, "Rate-limit
-  windows"). It is not judged: the ledger knows no window yet (issue 32, phase 2).
+  windows"); each window it reports (:func:`lifecycle.claude.unified_windows`, its own first)
+  is then judged as an event of its own, the first on the same step as the update (issue 32).
 
 Theory of operation
 -------------------
@@ -48,7 +49,7 @@ from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, Quer
 from .mcp import McpServers
 from .stream import StreamRenderer
 
-__all__ = ["RATE_LIMIT_META", "TURN_EVENTS", "Step", "rate_limit_update", "runtime_end", "translate"]
+__all__ = ["RATE_LIMIT_META", "TURN_EVENTS", "Step", "local_zone", "rate_limit_update", "runtime_end", "translate"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -83,13 +84,15 @@ def translate(
     if kind == "StreamEvent":  # the hot path of a streamed turn: chunks, nothing to judge
         updates = renderer.stream_event(message)
         return ([] if quiet or not updates else [Step(updates)]), False
-    if kind == "RateLimitEvent":  # the session's, whatever the turn; not judged (see the module)
+    if kind == "RateLimitEvent":  # the session's, whatever the turn (see the module)
         try:
             window = sdk_rate_limit(message)
         except LifecycleError:
             log.warning("runtime.malformed_message", kind=kind)
             return [], False
-        return [Step([rate_limit_update(window, renderer.context())])], False
+        first, *others = unified_windows(window)
+        update = Step([rate_limit_update(window, renderer.context())], first)
+        return [update, *(Step(event=other) for other in others)], False
     steps: list[Step] = []
     event: Event | None = None
     updates = []
@@ -115,6 +118,15 @@ def translate(
     if updates or event is not None:
         steps.append(Step(updates, event))
     return steps, kind == "ResultMessage"
+
+
+def local_zone(seconds: int) -> tuple[int, str]:
+    """The machine's local zone at ``seconds`` (its UTC offset then, and its name): the
+    :data:`lifecycle.titles.ResetZone` the agent gives its ledgers, so a window's reset time reads
+    in the agent machine's local time (DST included)."""
+    local = datetime.fromtimestamp(seconds, UTC).astimezone()
+    offset = local.utcoffset()
+    return (int(offset.total_seconds()) if offset is not None else 0), local.tzname() or "local time"
 
 
 def _iso(seconds: int | None) -> str | None:

@@ -16,9 +16,8 @@ turned into a success.
 
 Rate-limit windows (``rate_limit_event``, the SDK's ``RateLimitEvent``) have their own two
 builders, :func:`rate_limit_from_stream_json` and :func:`sdk_rate_limit`, which give a
-:class:`~lifecycle.events.RateLimitWindow`. The general dispatchers still treat the line as
-traffic (``None``): what they return is fed to the ledger, which judges no window yet (issue 32,
-phase 2). The info object must be a mapping with a known ``status`` (else
+:class:`~lifecycle.events.RateLimitWindow`; the general dispatchers return that window too (the
+ledger judges it, issue 32). The info object must be a mapping with a known ``status`` (else
 :class:`MalformedMessage`); a ``rateLimitType`` that is not a short lowercase name, a
 ``utilization`` that is not a finite number in [0, 1] and a ``resetsAt`` that is not a whole
 number of seconds between 1970 and 9999 read as unknown (``None``), never as a number.
@@ -253,7 +252,8 @@ def rate_limit_from_stream_json(line: Mapping[str, Any]) -> RateLimitWindow | No
 
 def sdk_rate_limit(message: object) -> RateLimitWindow:
     """A ``RateLimitEvent`` as its window, read from ``rate_limit_info.raw`` (the line as Claude
-    Code printed it), else from the typed attributes.
+    Code printed it; ``rate_limit_info`` may be a mapping of the same fields, or that object
+    itself), else from the typed attributes.
 
     Raises:
         MalformedMessage: no ``rate_limit_info``, or one without a known ``status``.
@@ -261,7 +261,7 @@ def sdk_rate_limit(message: object) -> RateLimitWindow:
     info = getattr(message, "rate_limit_info", None)
     if info is None:
         raise MalformedMessage("RateLimitEvent without rate_limit_info")
-    raw = getattr(info, "raw", None)
+    raw = info.get("raw", info) if isinstance(info, Mapping) else getattr(info, "raw", None)
     if isinstance(raw, Mapping) and raw:
         return _rate_limit(raw)
     typed = {
@@ -301,14 +301,14 @@ def unified_windows(event: RateLimitWindow) -> tuple[RateLimitWindow, ...]:
     return tuple(found)
 
 
-# Only these types can matter; every other line (stream_event, user, rate_limit_event, ...) is
-# transcript traffic, dismissed by one dictionary miss on the hot path (a rate_limit_event has
-# its own builder, rate_limit_from_stream_json, until the ledger judges windows).
+# Only these types can matter; every other line (stream_event, user, ...) is transcript traffic,
+# dismissed by one dictionary miss on the hot path.
 _STREAM_TYPES: dict[object, Callable[[Mapping[str, Any]], Event | None]] = {
     "system": _stream_system,
     "assistant": _stream_assistant,
     "result": _stream_result,
     "auth_status": _stream_auth_status,
+    "rate_limit_event": rate_limit_from_stream_json,
 }
 
 
@@ -316,7 +316,8 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     """Translate one stream-json message (a parsed line) into an event, or None for traffic.
 
     Raises:
-        MalformedMessage: a known type (``assistant``, ``result``, ``system``) with a wrong shape.
+        MalformedMessage: a known type (``assistant``, ``result``, ``system``,
+            ``rate_limit_event``) with a wrong shape.
     """
     kind = line.get("type")
     if kind == "stream_event":
@@ -335,6 +336,8 @@ def from_sdk_message(message: object) -> Event | None:
         return sdk_assistant(message)
     if name == "ResultMessage":
         return sdk_result(message)
+    if name == "RateLimitEvent":
+        return sdk_rate_limit(message)
     return sdk_system(message)
 
 

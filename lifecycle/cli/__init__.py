@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 __all__ = ["main"]
 
-EXAMPLES = ("rate-limit-then-recovery", "usage-limit-replay")
+EXAMPLES = ("rate-limit-then-recovery", "usage-limit-replay", "rate-limit-window-then-reset")
 
 
 def example_path(name: str) -> Path:

@@ -290,7 +290,7 @@ def replay_lines(
     that precedes it (its uuid is the turn id; the latest candidate is kept as bytes and parsed
     only when a synthetic message needs it), and real answers while a replayed failure is active
     (the proof of recovery). The records and the active set are exactly those of feeding every
-    message (``tests/test_replay_cmd.py`` checks it); text forwards are not part of this view.
+    message (``tests/test_cli_replay.py`` checks it); text forwards are not part of this view.
     With ``on_message`` (which receives every outbound message, text included) every message is
     parsed and fed.
     """

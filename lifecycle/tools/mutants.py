@@ -482,6 +482,18 @@ def _refused_question_published(p: _Patches) -> None:
     p.item(ledger_mod._HANDLERS, PermissionAsked, on_asked)
 
 
+# -- usage-limit windows (issue 32: one entry per window, updated in place)
+
+
+def _window_repeat_published(p: _Patches) -> None:
+    orig = ledger_mod.SessionLedger._remember_window
+
+    def remember_window(self: Any, key: str, shown: tuple[str | None, str, int | None]) -> None:
+        orig(self, key, (shown[0], "", shown[2]))  # "each report is news": the title shown is not kept
+
+    p.attr(ledger_mod.SessionLedger, "_remember_window", remember_window)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("recovery_on_wrong_event", "a successful auth_status also ends transport-loss incidents",
            _recovery_on_wrong_event),
@@ -536,6 +548,8 @@ MUTANTS: tuple[Mutant, ...] = (
            _questions_outlive_their_turn),
     Mutant("refused_question_published", "a question asked outside a running turn is published as a failure",
            _refused_question_published),
+    Mutant("window_repeat_published", "an identical usage-limit window report is published again",
+           _window_repeat_published),
 )
 
 

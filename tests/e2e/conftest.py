@@ -7,14 +7,24 @@ where they came from, and how to check or re-record them with this harness). Eve
 needs the ``claude`` and ``acp`` extras (the ``test`` extra installs them), and
 ``test_cli_faults.py::test_cli_contacts_only_the_fake_server`` needs ``strace``: a missing one
 fails the test, it is never skipped.
+
+The fixtures every file shares are here, each once: ``recorded`` (the recordings' folder),
+``agents`` (one long-lived :class:`agent_under_test.AgentUnderTest` per client kind and
+command-line options, for a module) and ``reference_package`` (the reference adapter, installed
+once per machine by ``reference.py``). The helpers live in ``harness.py``, ``agent_under_test.py``,
+``oracle.py`` and ``processes.py`` (tests/README.md); no module here imports a ``test_*`` module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+
+from .agent_under_test import AgentUnderTest
+from .reference import ensure_reference
 
 
 def fixtures_dir() -> Path:
@@ -34,3 +44,27 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def recorded() -> Path:
     return fixtures_dir()
+
+
+@pytest.fixture(scope="module")
+def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., AgentUnderTest]]:
+    """``agents(kind, *args)``: the module's agent for client ``kind`` ("capable" or "legacy") run
+    with the options ``args``, started the first time a test asks; all stopped after the module."""
+    started: dict[tuple[str, tuple[str, ...]], AgentUnderTest] = {}
+
+    def get(kind: str, *args: str) -> AgentUnderTest:
+        if (kind, args) not in started:
+            agent = AgentUnderTest(kind, tmp_path_factory.mktemp(f"acp-{kind}"), args)
+            started[kind, args] = agent
+            agent.start()
+        return started[kind, args]
+
+    yield get
+    for agent in started.values():
+        agent.stop()
+
+
+@pytest.fixture(scope="module")
+def reference_package() -> Path:
+    """The reference adapter's installed package (``reference.py`` fetches it once per machine)."""
+    return ensure_reference()

@@ -305,7 +305,9 @@ def echo_text(rec: RequestRecord) -> str:
 
 
 def _usage_limit_headers() -> dict[str, str]:
-    reset = str(int(time.time()) + 3 * 3600)
+    # On the hour, two to three hours ahead: two agents asked within the same test see the same
+    # reset time (Claude Code prints it to the minute), whatever minute the test runs in.
+    reset = str((int(time.time()) // 3600 + 3) * 3600)
     return {
         "anthropic-ratelimit-unified-status": "rejected",
         "anthropic-ratelimit-unified-reset": reset,

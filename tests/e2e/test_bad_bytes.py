@@ -35,8 +35,7 @@ from conftest import FIXTURES, documented_count
 
 from .claude_cli import sanitize_path
 from .fakeapi import text_reply
-from .test_coding_turn import Run, Script, agent, body_of, select
-from .test_prompt_content import last_user_content
+from .harness import Run, Script, agent, body_of, last_user_content, select
 
 NOTICES = {"session": {"notices": {}}}  # raw clientCapabilities: a client that shows ACP notices
 TITLE = "Part of this session's history could not be read"
@@ -222,7 +221,7 @@ def test_differential_the_tolerant_load_builds_what_get_session_messages_builds(
     import claude_agent_sdk
 
     import lifecycle.agent as agent_module
-    from lifecycle.agent.server import _stored_messages
+    from lifecycle.agent.stored import stored_messages
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
     cwd = tmp_path / "project"
@@ -238,6 +237,6 @@ def test_differential_the_tolerant_load_builds_what_get_session_messages_builds(
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
 
     monkeypatch.setattr(agent_module, "get_session_messages", undecodable)
-    got, read = asyncio.run(_stored_messages(sid, str(cwd)))
+    got, read = asyncio.run(stored_messages(sid, str(cwd)))
     assert got == expected
     assert read is not None and (read.skipped, read.repaired) == ((), ())

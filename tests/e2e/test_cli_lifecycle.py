@@ -6,8 +6,8 @@ For every scenario of the fault matrix the REAL bundled CLI runs once against th
 1. what the SDK yielded (messages, then the exception) goes, in order, through a negotiated
    ``SessionLedger`` after ``PromptStarted``: the record must carry what the spec assigns (the
    expectations are the ones ``tests/test_claude.py`` checks against the recordings, imported from
-   there so the recorded and the live runs are held to the same table), with the CLI's own text as
-   the title, retry warnings as revisions 1..n of the turn's id and the terminal error as n+1 on
+   ``tests/expected.py`` so the recorded and the live runs are held to the same table), with the
+   CLI's own text as the title, retry warnings as revisions 1..n of the turn's id and the terminal error as n+1 on
    the ``PromptResponse``, exactly one settle, the spec's recovery policy, and no secret in sight;
 2. the same through a legacy ledger: the JSON-RPC error and the CLI's text, no ``jetbrains``;
 3. ``lifecycle replay`` of the transcript the CLI wrote (console script, in-process, and
@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import ResultError, get_session_messages
-from test_claude import EXPECTED, RETRY_CATEGORY, _title_ok  # the table the recordings meet: imported, not copied
+from expected import EXPECTED, RETRY_CATEGORY, _title_ok  # the table the recordings meet: imported, not copied
 
 from lifecycle.cli import replay as replay_cmd
 from lifecycle.cli.replay import replay_transcript
@@ -209,8 +209,11 @@ def test_legacy_ledger_keeps_the_json_rpc_error_and_the_text(runs: dict[str, Cli
         assert reply["error"]["message"] == f"Internal error: {text}"
         assert reply["error"].get("data") == ({"errorKind": kind} if kind else None)
     if run.synthetic is not None:
-        # the CLI's message stays in the transcript as it was (a login request: the -32000 alone)
-        assert log.chunks == ([*real] if name in AUTH else [*real, text])
+        # the CLI's message stays in the transcript as it was; only a request to log in ("… run
+        # /login …", the reference's isSyntheticLoginMessage) is the -32000 alone (issue 30 point 3:
+        # "Invalid API key · Fix external API key" is shown before the -32000, as the reference does)
+        login = name in AUTH and "run /login" in text
+        assert log.chunks == ([*real] if login else [*real, text])
     else:
         # error_max_turns / error_max_budget_usd: the CLI wrote no message, its text is the result's
         assert cli_text(run) == "; ".join(run.result.errors or [])  # type: ignore[union-attr]

@@ -21,8 +21,8 @@ import pytest
 
 from .claude_cli import session_cli_pid
 from .fakeapi import StallReply
-from .test_coding_turn import Answer, Script, _fill_cwd, agent, never, run_async, select, tool_turn, tool_use
-from .test_no_orphans import GONE_WITHIN_S, alive, assert_stderr_is_json, descendants, survivors, until
+from .harness import Answer, Script, _fill_cwd, agent, never, run_async, select, tool_turn, tool_use
+from .processes import GONE_WITHIN_S, alive, assert_stderr_is_json, descendants, survivors, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

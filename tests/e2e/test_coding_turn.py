@@ -14,259 +14,42 @@ them (docs/acp-agent.md), the reference's option ids and its denial text.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
-import sys
-import threading
-from collections import deque
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import acp
 import pytest
 from acp import RequestError
-from acp.connection import StreamDirection, StreamEvent
-from acp.schema import ClientCapabilities, TextContentBlock
+from acp.connection import StreamDirection
+from acp.schema import TextContentBlock
 
 from lifecycle import read_record
 
-from .claude_cli import AgentWorkspace, session_cli_pid
-from .fakeapi import FakeAnthropicAPI, MessageReply, RawSSEReply, RequestRecord, error_reply, text_reply
-from .test_acp_e2e import turn_frame
+from .claude_cli import session_cli_pid
+from .fakeapi import MessageReply, RawSSEReply, error_reply, text_reply
+from .harness import (
+    Run,
+    Script,
+    _fill_cwd,
+    agent,
+    body_of,
+    never,
+    result_text,
+    run_async,
+    select,
+    system_text,
+    tool_results,
+    tool_turn,
+    tool_use,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
-AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
 DENIAL = "User refused permission to run tool"
 OPTION_IDS = ["allow-once", "allow-with-updates", "reject"]
 OPTION_KINDS = ["allow_once", "allow_always", "reject_once"]
-
-
-# ------------------------------------------------------------------ the fake API's script
-
-
-class Script:
-    """What the fake API answers, request by request (then a plain text answer)."""
-
-    def __init__(self, *replies: Any, then: Any = None) -> None:
-        self._lock = threading.Lock()
-        self._queue: deque[Any] = deque(replies)
-        self._then = then if then is not None else text_reply("Nothing more to do.")
-
-    def __call__(self, request: RequestRecord) -> Any:
-        with self._lock:
-            return self._queue.popleft() if self._queue else self._then
-
-    def add(self, *replies: Any) -> None:
-        """Queue more answers (a test that scripts each prompt as it goes)."""
-        with self._lock:
-            self._queue.extend(replies)
-
-    @property
-    def left(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-
-def tool_turn(*blocks: dict[str, Any], text: str | None = None, chunks: list[str] | None = None) -> MessageReply:
-    """A model answer: optional thinking/text blocks, then tool uses."""
-    out: list[dict[str, Any]] = []
-    if text is not None:
-        out.append({"type": "text", "text": text})
-    out.extend(blocks)
-    return MessageReply(out, stop_reason="tool_use", text_chunks=chunks)
-
-
-def tool_use(name: str, tool_id: str, **tool_input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
-
-
-# ------------------------------------------------------------------ the client
-
-
-Answer = Callable[[dict[str, Any]], Any]  # the request's params -> a response dict, or raises
-
-
-class Client:
-    """The ACP client's handlers: permission requests answered by ``answer`` (recorded)."""
-
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
-        self.questions: list[dict[str, Any]] = []
-        self.asked = asyncio.Event()
-
-    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
-        return None
-
-    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kw: Any) -> Any:
-        params = {
-            "sessionId": session_id,
-            "toolCall": tool_call.model_dump(by_alias=True, exclude_none=True),
-            "options": [o.model_dump(by_alias=True, exclude_none=True) for o in options],
-        }
-        self.questions.append(params)
-        self.asked.set()
-        result = self.answer(params)
-        if asyncio.iscoroutine(result):
-            result = await result
-        return acp.schema.RequestPermissionResponse.model_validate(result)
-
-
-def select(option: str) -> Answer:
-    return lambda params: {"outcome": {"outcome": "selected", "optionId": option}}
-
-
-async def never(params: dict[str, Any]) -> Any:
-    await asyncio.sleep(3600)
-
-
-@dataclass
-class Run:
-    """One agent, one session, one or more prompts: every frame the client saw."""
-
-    workspace: AgentWorkspace
-    api: FakeAnthropicAPI
-    client: Client
-    conn: Any = None
-    proc: Any = None
-    sid: str = ""
-    frames: list[tuple[StreamDirection, dict[str, Any]]] = field(default_factory=list)
-
-    def observe(self, ev: StreamEvent) -> None:
-        self.frames.append((ev.direction, ev.message))
-
-    def incoming(self) -> list[dict[str, Any]]:
-        return [m for d, m in self.frames if d == StreamDirection.INCOMING]
-
-    def updates(self, *, state: bool = False) -> list[dict[str, Any]]:
-        """The session updates received; without the session's state updates (models, commands,
-        mode: see tests/e2e/test_session_settings.py) unless ``state``."""
-        return [
-            m["params"]["update"]
-            for m in self.incoming()
-            if m.get("method") == "session/update" and (state or turn_frame(m))
-        ]
-
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [u for u in self.updates(state=True) if u["sessionUpdate"] == kind]
-
-    def texts(self, kind: str = "agent_message_chunk") -> list[str]:
-        return [u["content"]["text"] for u in self.of(kind)]
-
-    def tool(self, tool_id: str) -> list[dict[str, Any]]:
-        return [u for u in self.updates() if u.get("toolCallId") == tool_id]
-
-    def tool_state(self, tool_id: str) -> dict[str, Any]:
-        """The tool call as a client holds it: its ``tool_call``, then every update's fields."""
-        state: dict[str, Any] = {}
-        for update in self.tool(tool_id):
-            state.update({k: v for k, v in update.items() if k != "sessionUpdate"})
-        return state
-
-    def records(self) -> list[Any]:
-        out = []
-        for m in self.incoming():
-            meta = (m.get("params", {}).get("update") or {}).get("_meta") if "method" in m else None
-            if meta is None and "result" in m and isinstance(m["result"], dict):
-                meta = m["result"].get("_meta")
-            record = read_record(meta) if meta else None
-            if record is not None:
-                out.append(record)
-        return out
-
-    async def prompt(self, text: str) -> Any:
-        return await self.conn.prompt(session_id=self.sid, prompt=[TextContentBlock(type="text", text=text)])
-
-
-@contextlib.asynccontextmanager
-async def agent(
-    tmp_path: Path,
-    script: Script,
-    answer: Answer,
-    *,
-    capable: bool = True,
-    raw_caps: dict[str, Any] | None = None,
-    mcp_servers: list[Any] | None = None,
-    project: Callable[[Path], None] | None = None,
-    prepare: Callable[[AgentWorkspace, dict[str, str]], None] | None = None,
-    args: tuple[str, ...] = (),
-) -> AsyncIterator[Run]:
-    """One agent and session. ``raw_caps``: ``clientCapabilities`` sent as raw JSON (the SDK's model
-    drops ``session.notices``) instead of ``capable``'s; ``mcp_servers``: ``session/new``'s;
-    ``project``: writes the project's files into the working directory before the agent starts
-    (Claude Code reads its settings and CLAUDE.md as it starts, before the first prompt);
-    ``prepare``: changes the workspace and the agent's environment before it starts; ``args``:
-    the agent's command-line options."""
-    ws = AgentWorkspace()
-    ws._workspace(tmp_path)
-    if project is not None:
-        project(ws.cwd)
-    api = FakeAnthropicAPI(script)
-    ws.api = api
-    api.start()
-    env = ws.agent_env(2)
-    if prepare is not None:
-        prepare(ws, env)
-    run = Run(ws, api, Client(answer))
-    stderr = ws.stderr_path.open("w")
-    try:
-        async with acp.spawn_agent_process(
-            run.client,  # type: ignore[arg-type]
-            sys.executable,
-            "-m",
-            "lifecycle.agent",
-            *args,
-            env=env,
-            cwd=str(ws.cwd),
-            transport_kwargs={"stderr": stderr},
-            observers=[run.observe],
-        ) as (conn, proc):
-            run.conn, run.proc = conn, proc
-            if raw_caps is not None:
-                params = {"protocolVersion": 1, "clientCapabilities": raw_caps}
-                await asyncio.wait_for(conn._conn.send_request("initialize", params), 60)
-            else:
-                caps = ClientCapabilities(field_meta=AIR) if capable else ClientCapabilities()
-                await conn.initialize(protocol_version=1, client_capabilities=caps)
-            run.sid = (await conn.new_session(cwd=str(ws.cwd), mcp_servers=mcp_servers or [])).session_id
-            yield run
-    finally:
-        stderr.close()
-        api.stop()
-
-
-def body_of(rec: RequestRecord) -> dict[str, Any]:
-    assert isinstance(rec.body, dict)
-    return rec.body
-
-
-def tool_results(rec: RequestRecord) -> list[dict[str, Any]]:
-    """The tool_result blocks of the last user message Claude Code sent in ``rec``."""
-    messages = body_of(rec)["messages"]
-    content = messages[-1]["content"]
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-
-def result_text(block: dict[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(c.get("text", "") for c in content or [] if isinstance(c, dict))
-
-
-def system_text(rec: RequestRecord) -> str:
-    system = body_of(rec).get("system")
-    if isinstance(system, str):
-        return system
-    return "".join(b.get("text", "") for b in system or [] if isinstance(b, dict))
-
-
-def run_async(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 150))
 
 
 # ------------------------------------------------------------------ the tests
@@ -347,16 +130,6 @@ def test_write_allowed_once_streams_thinks_asks_and_writes(tmp_path: Path) -> No
             assert run.records() == []
 
     run_async(go())
-
-
-def _fill_cwd(script: Script, run: Run) -> None:
-    """Replace ``{cwd}`` in the scripted tool inputs by the session's folder."""
-    cwd = str(run.workspace.cwd)
-    for reply in list(script._queue):
-        if isinstance(reply, MessageReply):
-            for block in reply.blocks:
-                if block.get("type") == "tool_use":
-                    block["input"] = json.loads(json.dumps(block["input"]).replace("{cwd}", cwd))
 
 
 def test_rejected_write_is_a_denial_claude_reacts_to_and_no_incident(tmp_path: Path) -> None:

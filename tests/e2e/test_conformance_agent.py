@@ -78,7 +78,7 @@ def test_the_fake_cli_is_what_the_agent_ran(
 
 def test_the_parity_table_shows_the_gaps() -> None:
     """docs/parity/README.md's suite table: "ours" fails exactly the AGENT_GAPS cases."""
-    from .test_conformance_reference import suite_table
+    from .oracle import suite_table
 
     table = suite_table()
     assert sorted(table) == CASES

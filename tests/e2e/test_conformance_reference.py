@@ -16,26 +16,14 @@ from conftest import CONFORMANCE, ROOT
 from lifecycle.tools.conformance import run_suite, summary
 from lifecycle.tools.conformance.runner import Outcome, RunOptions
 
+from .oracle import SUITE_HEADING as HEADING
+from .oracle import suite_table
 from .reference import ensure_reference, node_binary
 
 pytestmark = pytest.mark.e2e
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
-HEADING = "## The whole conformance suite through both agents (`lifecycle conformance`)"
 SPEC_TABLE = "## Where the project follows the spec and not the reference"
-
-
-def suite_table() -> dict[str, tuple[str, str, str]]:
-    """case -> (ours, the reference, why) from docs/parity/README.md."""
-    text = (ROOT / "docs" / "parity" / "README.md").read_text()
-    assert HEADING in text, "the suite-scale table is missing from docs/parity/README.md"
-    section = text.split(HEADING, 1)[1]
-    rows = {}
-    for line in section.splitlines():
-        m = re.match(r"\| `([a-z0-9-]+)` \| (.*?) \| (PASS|FAIL) \| (.*?) \|$", line)
-        if m:
-            rows[m.group(1)] = (m.group(2), m.group(3), m.group(4))
-    return rows
 
 
 def explained_points() -> set[str]:

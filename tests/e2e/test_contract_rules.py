@@ -17,32 +17,15 @@ stateful test).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .agent_under_test import KINDS, check_retried_failure, legacy_error
 from .fakeapi import CloseReply, MessageReply, error_reply
-from .test_acp_e2e import KINDS, AgentUnderTest, check_retried_failure, legacy_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    started: dict[tuple[str, tuple[str, ...]], AgentUnderTest] = {}
-
-    def get(kind: str, *args: str) -> AgentUnderTest:
-        if (kind, args) not in started:
-            agent = AgentUnderTest(kind, tmp_path_factory.mktemp(f"rules-{kind}"), args)
-            started[kind, args] = agent
-            agent.start()
-        return started[kind, args]
-
-    yield get
-    for agent in started.values():
-        agent.stop()
 
 
 @pytest.mark.parametrize("kind", KINDS)

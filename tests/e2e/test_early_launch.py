@@ -25,8 +25,7 @@ import pytest
 
 from .claude_cli import AgentWorkspace, cli_pids, session_cli_pid
 from .fakeapi import FakeAnthropicAPI, text_reply
-from .test_coding_turn import Script, agent, run_async, select
-from .test_mcp import echo_server
+from .harness import Script, agent, echo_server, run_async, select
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -34,8 +34,8 @@ from acp.connection import StreamDirection
 
 from .claude_cli import cli_pids
 from .fakeapi import StallReply, text_reply
-from .test_coding_turn import Run, Script, _fill_cwd, agent, run_async, select, tool_turn, tool_use
-from .test_no_orphans import COMMAND, alive, descendants, running_command, survivors, until
+from .harness import Run, Script, _fill_cwd, agent, run_async, select, tool_turn, tool_use
+from .processes import COMMAND, alive, descendants, running_command, survivors, until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

@@ -30,6 +30,7 @@ import pytest
 
 from lifecycle import ClientProjection, SessionFailure, read_record
 
+from .agent_under_test import Script
 from .claude_cli import AgentWorkspace, session_cli_pid
 from .fakeapi import (
     ECHO_API_KEY,
@@ -43,7 +44,7 @@ from .fakeapi import (
     echo_reply,
     gateway_jwt,
 )
-from .test_acp_e2e import AIR, MAX_RETRIES, SUCCESS_KINDS, SUCCESS_RESULT, Script, turn_frame
+from .harness import AIR, MAX_RETRIES, SUCCESS_KINDS, SUCCESS_RESULT, turn_frame
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -262,7 +263,7 @@ class RawAgent(AgentWorkspace):
 
 
 @pytest.fixture(scope="module")
-def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], RawAgent]]:
+def raw_agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], RawAgent]]:
     started: dict[str, RawAgent] = {}
 
     def get(kind: str) -> RawAgent:
@@ -302,8 +303,8 @@ def frames_of(agent: RawAgent, start: int) -> str:
 # ------------------------------------------------------------------ 1. JSON that is not an object
 
 
-def test_json_that_is_not_an_object_is_answered_and_the_prompt_in_flight_completes(agents: Any) -> None:
-    agent = agents("capable")
+def test_json_that_is_not_an_object_is_answered_and_the_prompt_in_flight_completes(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     _sid, prompt_id, gate = in_flight(agent)
     batch = b'[{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}]'
     codes = agent.expect_null_errors([b"[1,2,3]", b"5", b'"hello"', batch, b"[]", b"true", b"{}"])
@@ -316,8 +317,8 @@ def test_json_that_is_not_an_object_is_answered_and_the_prompt_in_flight_complet
 # ------------------------------------------------------------------ 2. null is not the end of input
 
 
-def test_a_null_line_is_answered_and_reading_goes_on(agents: Any) -> None:
-    agent = agents("capable")
+def test_a_null_line_is_answered_and_reading_goes_on(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     _sid, prompt_id, gate = in_flight(agent)
     assert agent.expect_null_errors([b"null", b"  null  "]) == [-32600, -32600]
     assert agent.alive
@@ -328,8 +329,8 @@ def test_a_null_line_is_answered_and_reading_goes_on(agents: Any) -> None:
 # ------------------------------------------------------------------ 3. lines that do not parse
 
 
-def test_unparseable_lines_get_a_parse_error_with_a_null_id(agents: Any) -> None:
-    agent = agents("capable")
+def test_unparseable_lines_get_a_parse_error_with_a_null_id(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     invalid_utf8 = b'{"jsonrpc":"2.0","id":5,"method":"session/new","params":{"cwd":"/tmp/\xff\xfe","mcpServers":[]}}'
     deep = b"[" * 50_000 + b"]" * 50_000
     deep_object = b'{"a":' * 50_000 + b"1" + b"}" * 50_000
@@ -376,8 +377,8 @@ def assert_no_secret(text: str) -> None:
         assert secret not in text, f"{secret!r} leaked: ...{text[max(0, text.find(secret) - 200) :][:400]}..."
 
 
-def test_a_legacy_client_gets_claudes_text_with_credentials_masked_and_the_rest_byte_for_byte(agents: Any) -> None:
-    agent = agents("legacy")
+def test_a_legacy_client_gets_claudes_text_with_credentials_masked_and_the_rest_byte_for_byte(raw_agents: Any) -> None:
+    agent = raw_agents("legacy")
     ex = echo_exchange(agent)
     assert_no_secret(ex["wire"])  # not in any frame of the exchange, capable or legacy
     error = ex["answer"]["error"]
@@ -416,16 +417,16 @@ def test_a_legacy_client_gets_claudes_text_with_credentials_masked_and_the_rest_
 
 
 @pytest.mark.parametrize("kind", ["capable", "legacy"])
-def test_a_secret_found_once_is_masked_wherever_it_recurs(kind: str, agents: Any) -> None:
-    agent = agents(kind)
+def test_a_secret_found_once_is_masked_wherever_it_recurs(kind: str, raw_agents: Any) -> None:
+    agent = raw_agents(kind)
     ex = echo_exchange(agent)
     assert f"(cookie {ECHO_URL_PASSWORD})" in ex["stored"]  # the password recurs as plain prose
     assert_no_secret(ex["wire"])
     assert "(cookie [redacted credential])" in ex["wire"]
 
 
-def test_header_lines_are_never_title_material(agents: Any) -> None:
-    agent = agents("capable")
+def test_header_lines_are_never_title_material(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     ex = echo_exchange(agent)
     record = read_record(ex["answer"]["result"].get("_meta"))
     assert record is not None and record.severity.value == "error"
@@ -446,8 +447,8 @@ def test_header_lines_are_never_title_material(agents: Any) -> None:
 # ------------------------------------------------------------------ 7. a cancel right behind its prompt
 
 
-def test_a_cancel_right_behind_its_prompt_is_never_lost(agents: Any) -> None:
-    agent = agents("capable")
+def test_a_cancel_right_behind_its_prompt_is_never_lost(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     sid = agent.new_session()
     agent.script.load(then=StallReply(30))  # Claude never answers by itself
     for gap in (0.0, 0.0, 0.01, 0.1, 0.5, 1.5):
@@ -508,8 +509,8 @@ def test_stdout_to_a_regular_file(tmp_path: Path) -> None:
     assert all("result" in f for f in answers if f["id"] is not None)
 
 
-def test_a_huge_invalid_request_gets_a_short_error(agents: Any) -> None:
-    agent = agents("capable")
+def test_a_huge_invalid_request_gets_a_short_error(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     sid = agent.new_session()
     msg_id, line = agent.message("session/prompt", {"sessionId": sid, "prompt": "x " * 10_000_000})  # 20 MB
     agent.write(line)
@@ -523,16 +524,16 @@ def test_a_huge_invalid_request_gets_a_short_error(agents: Any) -> None:
     assert agent.new_session()
 
 
-def test_a_method_that_is_not_a_string_is_an_invalid_request(agents: Any) -> None:
-    agent = agents("capable")
+def test_a_method_that_is_not_a_string_is_an_invalid_request(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     for method in (["session/new"], {"a": 1}, 7, None):
         reply = agent.call(method, {"cwd": str(agent.cwd), "mcpServers": []})  # type: ignore[arg-type]
         assert reply["error"]["code"] == -32600, reply
         assert "unhashable" not in json.dumps(reply)
 
 
-def test_meta_keys_cannot_override_handler_arguments(agents: Any) -> None:
-    agent = agents("capable")
+def test_meta_keys_cannot_override_handler_arguments(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     elsewhere = agent.root / "elsewhere"
     reply = agent.call(
         "session/new",
@@ -595,8 +596,8 @@ def test_the_output_backlog_is_bounded_when_the_client_stops_reading(tmp_path: P
 # ------------------------------------------------------------------ 9. the connection-lost record
 
 
-def test_the_connection_lost_record_says_what_the_agent_does(agents: Any) -> None:
-    agent = agents("capable")
+def test_the_connection_lost_record_says_what_the_agent_does(raw_agents: Any) -> None:
+    agent = raw_agents("capable")
     sid = agent.new_session()
     agent.script.load("success")
     prompt_id, line = agent.prompt_line(sid, "before the crash")

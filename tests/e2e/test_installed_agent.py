@@ -34,7 +34,7 @@ from typing import Any
 import acp
 import pytest
 from acp.schema import ClientCapabilities, TextContentBlock
-from test_packaging import build_wheel
+from product_wheel import build_wheel
 
 from .claude_cli import AgentWorkspace
 from .fakeapi import FakeAnthropicAPI, text_reply

@@ -26,36 +26,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
+from acp.schema import HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from lifecycle import read_record
 
 from .fakeapi import RequestRecord, text_reply
+from .harness import AIR, Run, Script, body_of, echo_server, select, tool_results, tool_turn, tool_use
+from .harness import agent as coding_agent
 from .mcp_echo_server import HttpEchoServer
-from .test_coding_turn import AIR, Run, Script, body_of, select, tool_results, tool_turn, tool_use
-from .test_coding_turn import agent as coding_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 #: Claude Code's list of deferred tools (in a JSON-encoded message text: newlines are ``\\n``)
 DEFERRED = re.compile(r"deferred tools are now available via ToolSearch\..*?:\\n((?:[A-Za-z0-9_]+\\n)+)")
 SECRET = "mcp-token-7f3a9c1e"  # an MCP server's credential (a header value)
-ECHO_SERVER = Path(__file__).with_name("mcp_echo_server.py")
 #: the raw ``clientCapabilities`` of each client kind (the SDK's model drops ``session.notices``)
 CLIENTS: dict[str, dict[str, Any]] = {
     "capable": {"_meta": AIR},
     "legacy": {},
     "notices": {"session": {"notices": {}}},
 }
-
-
-def echo_server(name: str = "files") -> McpServerStdio:
-    return McpServerStdio(
-        name=name,
-        command=sys.executable,
-        args=[str(ECHO_SERVER)],
-        env=[EnvVariable(name="ECHO_MARKER", value="1")],
-    )
 
 
 def broken_server(name: str = "broken") -> McpServerStdio:

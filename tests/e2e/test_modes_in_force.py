@@ -30,18 +30,7 @@ import pytest
 
 from .claude_cli import AgentWorkspace
 from .fakeapi import text_reply
-from .test_coding_turn import (
-    Answer,
-    Run,
-    Script,
-    _fill_cwd,
-    agent,
-    body_of,
-    run_async,
-    select,
-    tool_turn,
-    tool_use,
-)
+from .harness import Answer, Run, Script, _fill_cwd, agent, body_of, run_async, select, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

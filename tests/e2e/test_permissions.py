@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from .fakeapi import text_reply
-from .test_coding_turn import Run, Script, agent, run_async, tool_results, tool_turn, tool_use
+from .harness import Run, Script, agent, run_async, tool_results, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

@@ -27,13 +27,10 @@ from acp.schema import (
 )
 
 from .fakeapi import text_reply
-from .test_acp_e2e import is_prompt_suggestion
-from .test_coding_turn import Run, Script, agent, body_of, select
+from .harness import PNG, Script, agent, last_user_content, select
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
-#: a 1x1 red PNG
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 #: a minimal one-page PDF
 PDF = base64.b64encode(
     b"%PDF-1.1\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n"
@@ -41,20 +38,6 @@ PDF = base64.b64encode(
     b"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 10 10]>>endobj\n"
     b"trailer<</Root 1 0 R>>\n%%EOF\n"
 ).decode()
-
-
-def last_user_content(run: Run, request: int = -1) -> list[dict[str, Any]]:
-    """The content blocks of the last user message of the fake API's ``request``-th request
-    (Claude Code sends its environment as a ``system`` message after it). Claude Code adds its own
-    blocks around the prompt's: a ``<system-reminder>`` text before, an ``[Image: source: ...]``
-    note after; the tests look at the prompt's run of blocks."""
-    conversation = [r for r in run.api.message_requests if not is_prompt_suggestion(r)]
-    messages = body_of(conversation[request])["messages"]
-    content = [m for m in messages if m["role"] == "user"][-1]["content"]
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    # Claude Code's own cache marker is not the prompt's
-    return [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
 
 
 def run_async(coro: Any) -> Any:

@@ -35,7 +35,7 @@ from claude_agent_sdk.types import RateLimitEvent
 
 from .claude_cli import run_query
 from .fakeapi import FakeAnthropicAPI, MessageReply, text_reply, tool_use_reply
-from .test_coding_turn import Script, _fill_cwd, agent, select, tool_turn, tool_use
+from .harness import Script, _fill_cwd, agent, select, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -222,7 +222,11 @@ def test_each_event_reaches_the_editor_as_a_usage_update_before_the_turns_usage(
             assert usage.index(limits[0]) == 0
             # the turn's own usage_update (its result) still comes, last
             assert "rateLimits" not in (usage[-1].get("_meta") or {}) and usage[-1]["size"] > 0
-            assert run.records() == []  # phase 1: data only, no incident
+            # phase 2: each window is also an incident of its own (tests/e2e/test_rate_limit_windows.py)
+            assert [r.title.split(" · ")[0] for r in run.records()] == [
+                "You've used 90% of your 5-hour limit",
+                "You've used 80% of your weekly limit",
+            ]
 
     asyncio.run(go())
 

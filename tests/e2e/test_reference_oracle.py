@@ -2,7 +2,7 @@
 
 ``python -m lifecycle.agent`` and the reference ``@agentclientprotocol/claude-agent-acp`` 0.101.0
 (installed by :mod:`tests.e2e.reference` into a cache dir) are each driven by the real Python ACP
-SDK client over stdio (the harness of ``test_acp_e2e.py``), against their own loopback fake API
+SDK client over stdio (the harness of ``agent_under_test.py``), against their own loopback fake API
 (``fakeapi.py``, 127.0.0.1 only) answering the same script, and both run **the same Claude Code
 CLI**: 2.1.332, the one ``claude-agent-sdk`` bundles (``LIFECYCLE_ACP_CLI`` for ours,
 ``CLAUDE_CODE_EXECUTABLE`` for the reference). Not the reference's own 2.1.318: only 2.1.332 turns
@@ -33,49 +33,22 @@ CLI that does not start, a wrong port) cannot agree their way to a pass.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import os
-import re
-import sys
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
-from acp.connection import StreamDirection
 
-from lifecycle import read_record
-
-from .claude_cli import BUNDLED_CLI
+from .agent_under_test import overloaded, rate_limited, unauthorized
 from .fakeapi import CloseReply, RequestRecord, StallReply, refusal_reply
-from .reference import ensure_reference, node_binary
-from .test_acp_e2e import (
-    AIR,
-    MAX_RETRIES,
-    ROOT,
-    AgentUnderTest,
-    Outcome,
-    is_prompt_suggestion,
-    overloaded,
-    rate_limited,
-    unauthorized,
-)
+from .harness import AIR, MAX_RETRIES, ROOT, Outcome, is_prompt_suggestion
+from .oracle import IMPLS, OracleAgent, Seen, pair, seen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 README = ROOT / "docs" / "parity" / "README.md"
-IMPLS = ("ours", "reference")
-#: client kinds: their raw ``clientCapabilities``
-CLIENTS: dict[str, dict[str, Any]] = {
-    "capable": {"_meta": AIR},
-    "plain": {},
-    "notices": {"session": {"notices": {}}},
-}
-
 # ------------------------------------------------------------------ the documented differences
 
 #: docs/parity/README.md, "Where the project follows the spec and not the reference": the first
@@ -136,141 +109,6 @@ def _terminal_category(records: list[Any], category: str) -> list[Any]:
     return [*rest, [last[0], *last[2:]]]
 
 # ------------------------------------------------------------------ both agents
-
-
-class OracleAgent(AgentUnderTest):
-    """One agent (ours or the reference) behind the same ACP client, CLI and fake-API script."""
-
-    def __init__(self, impl: str, client: str, root: Path, package: Path | None) -> None:
-        super().__init__("capable" if client == "capable" else "legacy", root)
-        self.impl, self.client, self.package = impl, client, package
-        #: the ACP client's handlers (test_reference_oracle_tools.py answers permission questions)
-        self.handler: Any = _Client()
-
-    async def _start(self) -> None:
-        env = self.agent_env(MAX_RETRIES)  # PYTHONPATH names this checkout; node ignores it
-        env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
-        if self.impl == "ours":
-            env["LIFECYCLE_ACP_CLI"] = str(BUNDLED_CLI)
-            command = [sys.executable, "-m", "lifecycle.agent"]
-        else:
-            assert self.package is not None
-            env["CLAUDE_CODE_EXECUTABLE"] = str(BUNDLED_CLI)
-            command = [node_binary(), str(self.package / "dist" / "index.js")]
-        self._stderr = self.stderr_path.open("w")
-        self._stack = contextlib.AsyncExitStack()
-        self.conn, self.proc = await self._stack.enter_async_context(
-            acp.spawn_agent_process(
-                self.handler,
-                *command,
-                env=env,
-                cwd=str(self.cwd),
-                transport_kwargs={"stderr": self._stderr},
-                observers=[self._observe],
-            )
-        )
-        await self.initialize(CLIENTS[self.client])
-
-    async def initialize(self, caps: dict[str, Any]) -> None:
-        # raw: the SDK's ClientCapabilities model drops ``session.notices``
-        start = len(self.frames)
-        params = {"protocolVersion": 1, "clientCapabilities": caps}
-        await asyncio.wait_for(self.conn._conn.send_request("initialize", params), 60)
-        self.init = next(m for d, m in self.frames[start:] if d == StreamDirection.INCOMING and "result" in m)
-
-    def run_prompt(self, sid: str, text: str, *replies: Any, then: Any = "success") -> Outcome:
-        self.script.load(*replies, then=then)
-        return self.exchange(sid, self.conn.prompt(session_id=sid, prompt=[acp.text_block(text)]), 90)
-
-
-class _Client:
-    """The ACP client's handlers; frames are recorded raw by the observer. A ``notice`` update
-    fails the SDK's model here, which only logs: the frame itself was observed."""
-
-    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
-        return None
-
-    async def request_permission(self, *args: Any, **kw: Any) -> Any:
-        raise acp.RequestError.method_not_found("session/request_permission")
-
-
-@pytest.fixture(scope="module")
-def reference_package() -> Path:
-    return ensure_reference()
-
-
-@contextlib.contextmanager
-def pair(client: str, tmp: Path, package: Path) -> Iterator[dict[str, OracleAgent]]:
-    agents = {impl: OracleAgent(impl, client, tmp / impl, package) for impl in IMPLS}
-    try:
-        for agent in agents.values():
-            agent.start()
-        yield agents
-    finally:
-        for agent in agents.values():
-            agent.stop()
-
-
-# ------------------------------------------------------------------ normalisation
-
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_EPOCH = re.compile(r":[0-9a-f]{16}:")
-_PORT = re.compile(r"127\.0\.0\.1:\d+")
-#: the CLI's token estimate includes each agent's own system prompt and tools
-_TOKENS = re.compile(r"conversation is only ~\d+ tokens")
-#: a session-scoped id's epoch: a hex token (ours) or a UUID (the reference)
-_SCOPED = re.compile(r"<sid>:(notice:)?<uuid>:")
-
-
-def norm(value: Any, sid: str) -> Any:
-    text = json.dumps(value, sort_keys=True)
-    text = text.replace(sid, "<sid>")
-    text = _UUID.sub("<uuid>", text)
-    text = _EPOCH.sub(":<epoch>:", text)
-    text = _PORT.sub("127.0.0.1:<port>", text)
-    text = _TOKENS.sub("conversation is only ~<n> tokens", text)
-    text = _SCOPED.sub(lambda m: f"<sid>:{m.group(1) or ''}<epoch>:", text)
-    return json.loads(text)
-
-
-@dataclass
-class Seen:
-    """What one client received in one exchange, normalised."""
-
-    answer: Any
-    records: list[Any] = field(default_factory=list)
-    notices: list[Any] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)  # the agent_message_chunk texts, in order
-
-
-def _record(carrier: str, meta: Any) -> Any:
-    record = read_record(meta)
-    if record is None:
-        return None
-    return [carrier, *json.loads(record.model_dump_json(by_alias=True)).values()]
-
-
-def seen(out: Outcome) -> Seen:
-    if out.error is not None:
-        answer: Any = {"error": {k: out.error.get(k) for k in ("code", "message", "data")}}
-    else:
-        assert out.result is not None
-        answer = {"stopReason": out.result.get("stopReason")}
-    result = Seen(answer)
-    for update in out.updates:
-        kind = update.get("sessionUpdate")
-        if kind == "notice":
-            result.notices.append({k: update.get(k) for k in ("severity", "title", "description")})
-        elif kind == "agent_message_chunk":
-            result.text.append(update.get("content", {}).get("text", ""))
-        record = _record(kind, update.get("_meta"))
-        if record is not None:
-            result.records.append(record)
-    if out.result is not None:
-        record = _record("prompt_response", out.result.get("_meta"))
-        if record is not None:
-            result.records.append(record)
-    return Seen(**norm(result.__dict__, out.sid))
 
 
 def compare(scenario: str, client: str, ours: list[Seen], ref: list[Seen]) -> None:

@@ -3,7 +3,7 @@
 prompt through both agents, for the three client kinds (a client that declared
 ``session.notices``, a capable ``sessionFailure`` client, a plain one).
 
-The harness of ``test_reference_oracle.py`` (both agents on Claude Code 2.1.332, each against its
+The harness of ``oracle.py`` (both agents on Claude Code 2.1.332, each against its
 own loopback fake API answering the same script). Everything a client received for the session
 from ``session/new`` to the prompt's answer is compared, normalised as there: the answer, the
 records, the ACP notices, the agent text. Every difference must be listed in :data:`KNOWN` with its
@@ -15,7 +15,6 @@ unlisted difference fails, and so does a listed one that is no longer observed.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,8 @@ from acp.connection import StreamDirection
 from acp.schema import McpServerStdio
 
 from .fakeapi import SUCCESS_CHUNKS
-from .reference import ensure_reference
-from .test_acp_e2e import Outcome
-from .test_reference_oracle import OracleAgent, Seen, pair, seen
+from .harness import Outcome
+from .oracle import MCP_DIFFERENCES, Check, OracleAgent, Seen, exactly, pair, seen, unexplained
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -41,19 +39,7 @@ OURS = "Its tools are unavailable in this session."
 HELLO = list(SUCCESS_CHUNKS)  # the fake API's answer, streamed
 REFERENCE = "Its tools are unavailable in this session. Run /mcp for the error."
 
-#: docs/parity/README.md, "Where the coding turn differs from the reference": this file's rows.
-MCP_DIFFERENCES: tuple[str, ...] = (
-    "an MCP server that failed to start: the description",
-    "an MCP server that failed to start, capable client",
-)
 _WORDS, _RECORD = MCP_DIFFERENCES
-
-Check = Callable[[Any, Any], bool]  # (ours, the reference's) -> the difference is the documented one
-
-
-def _is(ours_value: Any, ref_value: Any) -> Check:
-    return lambda ours, ref: ours == ours_value and ref == ref_value
-
 
 def _capable_record(ours: Any, ref: Any) -> bool:
     """Ours: one notice record (``unknown``, warning, no actions) on a ``session_info_update``;
@@ -76,21 +62,16 @@ def _capable_record(ours: Any, ref: Any) -> bool:
 KNOWN: dict[tuple[str, str], tuple[str, Check]] = {
     ("notices", "notices"): (
         _WORDS,
-        _is(
+        exactly(
             [{"severity": "warning", "title": TITLE, "description": OURS}],
             [{"severity": "warning", "title": TITLE, "description": REFERENCE}],
         ),
     ),
-    ("plain", "text"): (_WORDS, _is([f"**{TITLE}:** {OURS}", *HELLO], [f"**{TITLE}:** {REFERENCE}", *HELLO])),
+    ("plain", "text"): (_WORDS, exactly([f"**{TITLE}:** {OURS}", *HELLO], [f"**{TITLE}:** {REFERENCE}", *HELLO])),
     ("capable", "records"): (_RECORD, _capable_record),
-    ("capable", "text"): (_RECORD, _is(HELLO, [f"**{TITLE}:** {REFERENCE}", *HELLO])),
+    ("capable", "text"): (_RECORD, exactly(HELLO, [f"**{TITLE}:** {REFERENCE}", *HELLO])),
 }
 CLIENTS = ("notices", "capable", "plain")
-
-
-@pytest.fixture(scope="module")
-def reference_package() -> Path:
-    return ensure_reference()
 
 
 def session_and_prompt(agent: OracleAgent) -> Outcome:
@@ -120,24 +101,6 @@ def test_both_agents_show_a_failed_mcp_server_alike(client: str, reference_packa
     ours, ref = observed["ours"].__dict__, observed["reference"].__dict__
     problems = unexplained(ours, ref, ("answer", "records", "notices", "text"), lambda name: KNOWN.get((client, name)))
     assert not problems, f"{client}:\n" + "\n".join(problems)
-
-
-def unexplained(
-    ours: dict[str, Any], ref: dict[str, Any], names: tuple[str, ...], listed: Callable[[str], tuple[str, Check] | None]
-) -> list[str]:
-    """Each facet of ``names`` that differs without ``listed(name)`` describing the difference
-    exactly, or that is listed and no longer differs."""
-    problems = []
-    for name in names:
-        mine, theirs, known = ours[name], ref[name], listed(name)
-        if mine == theirs and known is not None:
-            problems.append(f"{name}: listed ({known[0]}) but both agree now: {mine!r}")
-        elif mine != theirs and (known is None or not known[1](mine, theirs)):
-            problems.append(
-                f"{name}: {'un' if known is None else 'not the '}listed difference\n"
-                f"  ours:      {mine!r}\n  reference: {theirs!r}"
-            )
-    return problems
 
 
 def test_every_listed_point_is_used() -> None:

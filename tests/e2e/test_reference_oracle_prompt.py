@@ -1,7 +1,7 @@
 """The reference adapter as an oracle for prompt content: the same ``session/prompt`` (text,
 images, blobs, embedded text, links, audio) through both agents, and what reached the model.
 
-The harness of ``test_reference_oracle.py`` (both agents on Claude Code 2.1.332, each against its
+The harness of ``oracle.py`` (both agents on Claude Code 2.1.332, each against its
 own loopback fake API, a plain client). Compared: the prompt's answer (stop reason, or the JSON-RPC
 error's code, message and data) and the content blocks of the user message the fake API received
 (Claude Code's own blocks around the prompt's, its ``<system-reminder>`` and ``[Image: source:
@@ -28,11 +28,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from .reference import ensure_reference
-from .test_acp_e2e import is_prompt_suggestion
-from .test_prompt_content import PNG
-from .test_reference_oracle import OracleAgent, pair
-from .test_reference_oracle_mcp import Check, _is, unexplained
+from .harness import PNG, is_prompt_suggestion
+from .oracle import PROMPT_DIFFERENCES, Check, OracleAgent, exactly, pair, unexplained
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -72,12 +69,6 @@ SCENARIOS: dict[str, list[Any]] = {
     "zip_blob": [_text("unpack"), _blob("file:///x.zip", ZIP, "application/zip")],
 }
 
-#: docs/parity/README.md, "Where the coding turn differs from the reference": this file's rows.
-PROMPT_DIFFERENCES: tuple[str, ...] = (
-    "a prompt of text alone",
-    "a `resource_link` in a prompt",
-    "prompt content Claude cannot be sent",
-)
 _STRING, _LINK, _REFUSED = PROMPT_DIFFERENCES
 
 
@@ -92,14 +83,14 @@ KNOWN: dict[tuple[str, str], tuple[str, Check]] = {
     ("text_and_context", "sent"): (_STRING, _joined),
     ("resource_link", "sent"): (
         _LINK,
-        _is(
+        exactly(
             [{"type": "text", "text": "open\n\n@file:///src/a.py"}],
             [{"type": "text", "text": "open"}, {"type": "text", "text": "[@a.py](file:///src/a.py)"}],
         ),
     ),
     ("zip_blob", "answer"): (
         _REFUSED,
-        _is(
+        exactly(
             {
                 "code": -32602,
                 "message": "Invalid params: Embedded resources of type application/zip are not supported",
@@ -108,13 +99,8 @@ KNOWN: dict[tuple[str, str], tuple[str, Check]] = {
             {"stopReason": "end_turn"},
         ),
     ),
-    ("zip_blob", "sent"): (_REFUSED, _is(None, [{"type": "text", "text": "unpack"}])),
+    ("zip_blob", "sent"): (_REFUSED, exactly(None, [{"type": "text", "text": "unpack"}])),
 }
-
-
-@pytest.fixture(scope="module")
-def reference_package() -> Path:
-    return ensure_reference()
 
 
 def _prompt_blocks(agent: OracleAgent) -> Any:

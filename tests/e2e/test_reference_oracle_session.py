@@ -11,20 +11,17 @@ fails, and so does a listed one that is no longer observed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp.connection import StreamDirection
 
-from .reference import ensure_reference
-from .test_acp_e2e import ROOT
-from .test_reference_oracle import IMPLS, OracleAgent
+from .harness import ROOT
+from .oracle import OracleAgent, pair
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -42,22 +39,9 @@ SESSION_DIFFERENCES: tuple[str, ...] = (
 SETTINGS = {"permissions": {"defaultMode": "default"}}
 
 
-@pytest.fixture(scope="module")
-def reference_package() -> Path:
-    return ensure_reference()
-
-
-@contextlib.contextmanager
-def pair(tmp: Path, package: Path) -> Iterator[dict[str, OracleAgent]]:
-    agents = {impl: OracleAgent(impl, "plain", tmp / impl, package) for impl in IMPLS}
-    try:
-        for agent in agents.values():
-            (agent.config_dir / "settings.json").write_text(json.dumps(SETTINGS))
-            agent.start()
-        yield agents
-    finally:
-        for agent in agents.values():
-            agent.stop()
+def with_settings(agent: OracleAgent) -> None:
+    """Each agent's Claude Code settings, written before it starts (:func:`oracle.pair`)."""
+    (agent.config_dir / "settings.json").write_text(json.dumps(SETTINGS))
 
 
 def _new_session_answer(agent: Any) -> dict[str, Any]:
@@ -71,7 +55,7 @@ def _new_session_answer(agent: Any) -> dict[str, Any]:
 
 
 def test_session_new_and_mode_switch_match_the_reference(tmp_path: Path, reference_package: Path) -> None:
-    with pair(tmp_path, reference_package) as agents:
+    with pair("plain", tmp_path, reference_package, with_settings) as agents:
         answers = {impl: _new_session_answer(agent) for impl, agent in agents.items()}
         ours, ref = answers["ours"], answers["reference"]
         our_modes = {m["id"]: m["name"] for m in ours["modes"]["availableModes"]}

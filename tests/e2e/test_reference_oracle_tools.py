@@ -1,7 +1,7 @@
 """The reference adapter as an oracle for the coding turn: tool calls, permission questions, the
 plan and streamed text, through both agents, one ACP client.
 
-The harness of ``test_reference_oracle.py``: ``python -m lifecycle.agent`` and the reference
+The harness of ``oracle.py``: ``python -m lifecycle.agent`` and the reference
 ``@agentclientprotocol/claude-agent-acp`` 0.101.0, each behind the real Python ACP SDK client, each
 against its own loopback fake API answering **the same script** (thinking, chunked text, tool
 uses: Write, Edit, Bash, Read, TodoWrite, NotebookEdit), both on the same Claude Code CLI 2.1.332.
@@ -40,10 +40,9 @@ difference fails, and so does a listed one that is no longer observed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,11 +51,8 @@ import acp
 import pytest
 
 from .fakeapi import MessageReply, Reply, RequestRecord, text_reply
-from .reference import ensure_reference
-from .test_acp_e2e import ROOT, Outcome, is_prompt_suggestion
-from .test_reference_oracle import IMPLS, OracleAgent, norm, seen
-from .test_reference_oracle_mcp import MCP_DIFFERENCES
-from .test_reference_oracle_prompt import PROMPT_DIFFERENCES
+from .harness import ROOT, Outcome, is_prompt_suggestion
+from .oracle import MCP_DIFFERENCES, PROMPT_DIFFERENCES, OracleAgent, norm, pair, seen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
@@ -368,26 +364,18 @@ class Unscripted:
         return text_reply("Unscripted.")
 
 
-@pytest.fixture(scope="module")
-def reference_package() -> Path:
-    return ensure_reference()
+def prepared(scenario: Scenario) -> Callable[[OracleAgent], None]:
+    """What :func:`oracle.pair` does to each agent before it starts: the scenario's client answer,
+    Claude Code settings and files in the working directory."""
 
+    def prepare(agent: OracleAgent) -> None:
+        agent.handler = AnsweringClient(scenario.option)
+        if scenario.settings is not None:
+            (agent.config_dir / "settings.json").write_text(json.dumps(scenario.settings))
+        for name, text in scenario.before.items():
+            (agent.cwd / name).write_text(text)
 
-@contextlib.contextmanager
-def pair(scenario: Scenario, client: str, tmp: Path, package: Path) -> Iterator[dict[str, OracleAgent]]:
-    agents = {impl: OracleAgent(impl, client, tmp / impl, package) for impl in IMPLS}
-    try:
-        for agent in agents.values():
-            agent.handler = AnsweringClient(scenario.option)
-            if scenario.settings is not None:
-                (agent.config_dir / "settings.json").write_text(json.dumps(scenario.settings))
-            for name, text in scenario.before.items():
-                (agent.cwd / name).write_text(text)
-            agent.start()
-        yield agents
-    finally:
-        for agent in agents.values():
-            agent.stop()
+    return prepare
 
 
 # ------------------------------------------------------------------ what a client holds
@@ -474,7 +462,7 @@ def compare(scenario: str, client: str, ours: dict[str, Any], ref: dict[str, Any
 def test_coding_turn_agrees(scenario: str, client: str, reference_package: Path, tmp_path: Path) -> None:
     spec = SCENARIOS[scenario]
     observed: dict[str, dict[str, Any]] = {}
-    with pair(spec, client, tmp_path, reference_package) as agents:
+    with pair(client, tmp_path, reference_package, prepared(spec)) as agents:
         for impl, agent in agents.items():
             sid = agent.new_session()
             replies = spec.script(str(agent.cwd))

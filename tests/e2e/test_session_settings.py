@@ -27,7 +27,7 @@ from acp.schema import ClientCapabilities, TextContentBlock
 
 from .claude_cli import AgentWorkspace, session_cli_pid
 from .fakeapi import FakeAnthropicAPI, text_reply
-from .test_coding_turn import AIR, Run, Script, _fill_cwd, agent, body_of, run_async, select, tool_turn, tool_use
+from .harness import AIR, Run, Script, _fill_cwd, agent, body_of, run_async, select, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -298,7 +298,8 @@ def test_initialize_advertises_what_works(tmp_path: Path) -> None:
             assert caps["loadSession"] is True
             assert caps["promptCapabilities"] == {"image": True, "embeddedContext": True, "audio": False}
             assert caps["mcpCapabilities"] == {"http": True, "sse": True, "acp": False}
-            assert set(caps["sessionCapabilities"]) == {"list", "resume", "close"}
+            session_caps = {"list", "resume", "close", "fork", "delete", "additionalDirectories"}
+            assert set(caps["sessionCapabilities"]) == session_caps
             assert caps["auth"] == {"logout": {}}
             assert caps["_meta"] == AIR
 

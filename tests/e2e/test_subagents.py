@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from .fakeapi import text_reply
-from .test_coding_turn import Script, agent, run_async, select, tool_turn, tool_use
+from .harness import Script, agent, run_async, select, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 

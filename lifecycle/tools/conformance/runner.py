@@ -283,6 +283,7 @@ def _agent_env(folder: Path, launcher: Path) -> dict[str, str]:
         "ANTHROPIC_API_KEY": "sk-conformance-placeholder",
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "LIFECYCLE_CONFORMANCE_DIR": str(folder),
+        "TZ": "UTC",  # a window's reset time reads in the agent's local zone: the cases' is UTC
     })
     return env
 

@@ -65,6 +65,7 @@ from .world import (
     SERVER_ERROR_TEXT,
     SESSION_ID,
     STALE_RUNTIME_NOTE,
+    WINDOW_RESETS_AT,
     Bounds,
     Recorder,
     World,
@@ -151,6 +152,7 @@ class Action:
     stop_reason: str | None = None  # a result whose stop reason wins over ``is_error`` (rule 4)
     turn_frame: bool = False  # an SDK message of the prompt's turn (rule 7: absorbed after cancel)
     permission: bool = False  # a permission question or its answer: never an incident
+    window: bool = False  # a usage-limit window's report: the session's, never the turn's (issue 32)
 
 
 # The environment: a Claude runtime emits SDK messages only while it is alive; once its query
@@ -267,11 +269,29 @@ def _after_turn(world: World, bounds: Bounds) -> bool:
     return not world.running and world.ledger.turn is not None
 
 
+def _window(status: str, utilization: float | None) -> Line:
+    """Claude Code's ``rate_limit_event`` for its 5-hour window, as the CLI prints it (issue 32)."""
+    info: dict[str, Any] = {"status": status, "resetsAt": WINDOW_RESETS_AT, "rateLimitType": "five_hour"}
+    if utilization is not None:
+        info["utilization"] = utilization
+    return {"type": "rate_limit_event", "rate_limit_info": info, "uuid": "rl1", "session_id": SESSION_ID}
+
+
+def _window_allowed(world: World, bounds: Bounds) -> bool:
+    """A root that reports windows, a live runtime, not waiting for a permission answer, and no
+    other incident active (a constraint, like the incident bound: other incidents still come and
+    go beside an active window warning, and a window's report on top of them only multiplies the
+    space; that it ends none of them is the same rule whatever they are)."""
+    others = any(a.state != "warned" for a in world.active)
+    return world.windows and not others and _unless_waiting(_alive)(world, bounds)
+
+
 def _result(text: str, *, is_error: bool, **fields: Any) -> Line:
     return {"type": "result", "subtype": "success", "is_error": is_error, "result": text, **fields}
 
 
 _ANSWER_RECOVERS = frozenset({Recovery.REAL_MODEL_ANSWER, Recovery.CONFIRMED_ATTEMPT})
+_WINDOW_RECOVERS = frozenset({Recovery.WINDOW_RESET})
 _ATTEMPT_RECOVERS = frozenset({Recovery.CONFIRMED_ATTEMPT})
 
 ACTIONS: tuple[Action, ...] = (
@@ -538,6 +558,15 @@ ACTIONS: tuple[Action, ...] = (
         "permission_answered",
         permission=True,
     ),
+    # Issue 32: Claude Code reports its 5-hour window (at two shares, and back to allowed) whenever
+    # a live runtime's API answer changes it: in a turn, between turns, while a cancelled turn
+    # drains (not while it waits for a permission answer: no API call then).
+    Action("window_warning", lambda w: (_window("allowed_warning", 0.9),), _window_allowed,
+           recovers=_WINDOW_RECOVERS, window=True),
+    Action("window_warning_higher", lambda w: (_window("allowed_warning", 0.95),), _window_allowed,
+           recovers=_WINDOW_RECOVERS, window=True),
+    Action("window_allowed", lambda w: (_window("allowed", None),), _window_allowed,
+           recovers=_WINDOW_RECOVERS, window=True),
     Action(
         "late_event",
         lambda w: (adapter_line("late_event", runtime=w.ledger.runtime - 1, note=STALE_RUNTIME_NOTE,
@@ -579,6 +608,7 @@ class Root:
     limits: int = 0
     active_limit: int | None = None
     turns: int | None = None  # a tighter turn bound for this root (a loaded session is explored less)
+    windows: bool = False  # Claude Code reports usage-limit windows in this root (issue 32)
 
 
 _H_LATEST = (
@@ -600,7 +630,11 @@ ROOTS: tuple[Root, ...] = (
     Root("capable/load-latest-limit-active", True, _H_LATEST, limits=2, active_limit=1, turns=1),
     Root("capable/load-limit-recovered", True, _H_RECOVERED, limits=1, active_limit=None, turns=1),
     Root("capable/load-limit-without-user-message", True, _H_ORPHAN, limits=1, active_limit=0, turns=1),
-    Root("legacy/new", False),
+    # Issue 32's windows: in a root of its own with one turn (a window's warning multiplies every
+    # state it is active in by the window's states); a legacy client is shown none of them, so the
+    # legacy root reports them too (its states do not multiply).
+    Root("capable/new-windows", True, turns=1, windows=True),
+    Root("legacy/new", False, windows=True),
     Root("legacy/load-latest-limit-active", False, _H_LATEST, limits=2, active_limit=1, turns=1),
 )
 
@@ -777,7 +811,7 @@ def make_root(root: Root, answers: MachineAnswers | None = None) -> Step:
     lines = root_lines(root)
     negotiated = negotiate(lines[0]["clientCapabilities"])
     ledger = SessionLedger(SESSION_ID, negotiated=negotiated, epoch=EPOCH, observer=recorder, answers=answers)
-    world = World(ledger=ledger, client=ClientProjection(), root=root.name, max_turns=root.turns)
+    world = World(ledger=ledger, client=ClientProjection(), root=root.name, max_turns=root.turns, windows=root.windows)
     step = Step(None, None, world, [], recorder, root=root)
     if root.history is not None:
         try:

@@ -32,6 +32,7 @@ from ...events import (
     PromptErrorOut,
     PromptResponseOut,
     PromptStarted,
+    RateLimitWindow,
     Result,
     RuntimeReplaced,
     SessionUpdateOut,
@@ -50,6 +51,7 @@ from ...wire import (
 from ...wire import Action as WireAction
 from .actions import Step, drain, outcome, question_id
 from .classification import CLASSIFICATION_CHECKS, CLASSIFICATION_TARGETS
+from .windows import WINDOW_CHECKS, WINDOW_TARGETS
 from .world import (
     ANSWER_TEXT,
     EPOCH,
@@ -375,7 +377,7 @@ def recovery_publishes_nothing(s: Step) -> str | None:
 
 
 def _expected_severity(state: str) -> Severity | None:
-    return {"retrying": Severity.WARNING, "noticed": Severity.WARNING, "failed": Severity.ERROR}.get(state)
+    return Severity.WARNING if state in ("retrying", "noticed", "warned") else {"failed": Severity.ERROR}.get(state)
 
 
 @invariant
@@ -678,6 +680,7 @@ def _escape_events(policy: Recovery) -> tuple[Event, ...]:
         Recovery.REAL_MODEL_ANSWER: (prompt, answer),
         Recovery.CONFIRMED_ATTEMPT: (prompt, answer, ok),
         Recovery.NEVER: (),
+        Recovery.WINDOW_RESET: (RateLimitWindow(window="five_hour", status="allowed"),),
     }
     return scripts[policy]
 
@@ -732,7 +735,6 @@ def beyond_bounds(bounds: Bounds) -> dict[str, str]:
             "active incidents are not expanded"
         )
     return out
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -892,6 +894,6 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
-for _check in CLASSIFICATION_CHECKS:  # issue 21's classification invariants (.classification)
+for _check in CLASSIFICATION_CHECKS + WINDOW_CHECKS:  # issue 21's (.classification), issue 32's (.windows)
     invariant(_check)
-TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS)
+TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS + WINDOW_TARGETS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import types
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -82,6 +83,9 @@ FALLBACK_TEXTS = (
     "Switched to claude-haiku-4-5 because claude-sonnet-4-5 is overloaded",
 )
 
+#: When the explored 5-hour window resets (Unix seconds; a ``rate_limit_event``'s ``resetsAt``).
+WINDOW_RESETS_AT = 1796421723
+
 #: ``clientCapabilities`` of a client that negotiates the extension, and of one that does not.
 CAPABLE: dict[str, Any] = {"_meta": with_air(None, capabilities=[CAPABILITY])}
 LEGACY: dict[str, Any] = {}
@@ -126,7 +130,8 @@ class Recorder:
 
 # ---------------------------------------------------------------------------- clone and fingerprint
 
-_ATOMIC: tuple[type, ...] = (str, int, float, bool, type(None), Enum, bytes, frozenset)
+# (a function: the ledger's reset-time zone, given once and never changed)
+_ATOMIC: tuple[type, ...] = (str, int, float, bool, type(None), Enum, bytes, frozenset, types.FunctionType)
 _SKIP_FP = frozenset({"_observer", "_session_id", "_epoch", "_answers"})
 _slots_cache: dict[type, tuple[str, ...]] = {}
 _frozen_cache: dict[type, bool] = {}
@@ -384,6 +389,7 @@ class World:
     closed: frozenset[str] = frozenset()
     flow: str = "idle"
     max_turns: int | None = None  # the root's own turn bound
+    windows: bool = False  # the root's Claude Code reports usage-limit windows (issue 32)
     dead: bool = False  # the runtime's query iterator threw or ended; replaced by runtime_replaced
     _active_view: tuple[ActiveIncident, ...] | None = None
 
@@ -413,6 +419,7 @@ class World:
             closed=self.closed,
             flow=self.flow,
             max_turns=self.max_turns,
+            windows=self.windows,
             dead=self.dead,
         )
 

@@ -76,7 +76,7 @@ def test_the_reported_numbers_are_sane(full: CheckResult) -> None:
     #   default bounds (2 turns) must explore strictly more than 1 turn (checked below), and the
     #   one-turn space alone has more than 4 flow states x 4 failure policies x 2 runtime
     #   generations x 6 roots = 192 views; 1000 is a conservative floor for two turns.
-    assert full.roots == len(check.ROOTS) == 6
+    assert full.roots == len(check.ROOTS) == 7  # issue 32 added the window root
     assert full.states >= 1000
     assert full.edges >= full.states  # each state has several successors (most are self-loops)
     assert full.edges >= len(ACTIONS) * 4
@@ -178,9 +178,14 @@ def test_a_counterexample_is_real_and_replays_through_lifecycle_trace(mutants: A
             replay = run_path(v.steps[0], v.steps[1:])
             assert inv.check(replay.steps[-1]) is not None, r.name  # the bug shows on the last step
             out: list[str] = []
-            run_trace(replay.lines, out.append, lambda msg: None)
+            crashed = v.invariant == "no_crash"  # the bug is a crash: the trace of its path crashes the same way
+            if crashed:
+                with pytest.raises(type(replay.steps[-1].error)):  # type: ignore[arg-type]
+                    run_trace(replay.lines, out.append, lambda msg: None)
+            else:
+                run_trace(replay.lines, out.append, lambda msg: None)
         # A trace cannot tag an event with its runtime, nor say the adapter failed: it skips those lines.
-        if not {"late_event", "internal_error"} & set(v.steps):
+        if not crashed and not {"late_event", "internal_error"} & set(v.steps):
             assert [json.loads(x) for x in "".join(out).splitlines()][:-1] == replay.delivered, r.name
         fixed = run_path(v.steps[0], v.steps[1:])  # the same path without the bug
         assert all(i.check(s) is None for s in fixed.steps for i in INVARIANTS), r.name

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -135,6 +137,31 @@ def test_the_bundled_example_runs() -> None:
     lines = [json.loads(x) for x in res.stdout.splitlines()]
     assert lines[-1] == {"lifecycle": "active", "sessions": {"s1": []}}
     assert any("result" in m and m["result"].get("_meta") for m in lines)  # type: ignore[union-attr]
+
+
+def test_the_window_example_warns_updates_in_place_and_ends_silently() -> None:
+    """issue 32 point 5: a 90 % five-hour warning, the same entry at 95 %, then the window's reset
+    (a later ``resetsAt``, status ``allowed``) ends it with no record (spec: "Internal recovery")."""
+    from lifecycle.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["trace", "--example", "rate-limit-window-then-reset"]) == 0
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    records = [
+        m["params"]["update"]["_meta"]["jetbrains"]["air"]["sessionFailure"]
+        for m in lines
+        if m.get("params", {}).get("update", {}).get("sessionUpdate") == "session_info_update"
+    ]
+    assert records == [
+        {"id": "s1:e1:1", "revision": 1, "category": "limit", "severity": "warning",
+         "title": "You've used 90% of your 5-hour limit · resets 10:02 pm (UTC)", "actions": []},
+        {"id": "s1:e1:1", "revision": 2, "category": "limit", "severity": "warning",
+         "title": "You've used 95% of your 5-hour limit · resets 10:02 pm (UTC)", "actions": []},
+    ]  # fmt: skip
+    answers = [m["result"] for m in lines if "result" in m]
+    assert answers == [{"stopReason": "end_turn"}] * 3  # the window settles no prompt
+    assert lines[-1] == {"lifecycle": "active", "sessions": {"s1": []}}
 
 
 def test_invalid_utf8_and_bom_and_crlf(tmp_path: Path) -> None:

@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from expected import TURN_TABLE
 from hypothesis import given
 from hypothesis import strategies as st
-from test_session_flow import TURN_TABLE
 
 from lifecycle.conditions import render_conditions_markdown
 from lifecycle.errors import LocalProtocolError
@@ -320,7 +320,7 @@ def test_the_flow_alphabet_is_the_ledgers() -> None:
 )
 def test_the_written_out_turn_table_predicts_the_ledgers_turn(negotiated: bool, script: list[str]) -> None:
     """Drive a real ledger with the inputs and predict its turn state from the turn machine's points
-    written out by hand (``test_session_flow.TURN_TABLE``), not from the machine the ledger asks: the
+    written out by hand (``expected.TURN_TABLE``), not from the machine the ledger asks: the
     predicted leaf is the ledger's turn state after every input (an input the table refuses, or
     that is no turn event at all, must not move the ledger's turn either)."""
     ledger = SessionLedger("s1", negotiated=negotiated, epoch="e1")

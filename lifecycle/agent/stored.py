@@ -1,0 +1,79 @@
+"""Claude Code's stored sessions as the agent reads them: a transcript's messages for
+``session/load`` (also when the SDK cannot decode the file), and one stored session as ACP
+``SessionInfo`` for ``session/list``.
+
+Rules
+-----
+* The messages are the SDK's (``get_session_messages``, its ``parentUuid`` chain); a transcript
+  the SDK cannot decode is read line by line (:func:`lifecycle.history.read_transcript`), and the
+  SDK's chain is built over what could be read, with what could not be read reported.
+* ``updatedAt`` is written as JavaScript's ``Date.toISOString`` writes it (the reference's):
+  milliseconds and ``Z``; a title is at most 200 characters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from acp.schema import SessionInfo
+
+from ..history import TranscriptRead, read_transcript
+from .session import sdk_function
+
+__all__ = ["session_info", "stored_messages"]
+
+log = structlog.get_logger("lifecycle.agent")
+
+
+async def stored_messages(session_id: str, cwd: str) -> tuple[list[Any], TranscriptRead | None]:
+    """A stored session's messages, from ``get_session_messages``; when the SDK cannot decode the
+    transcript (it reads the whole file as strict UTF-8: a line torn inside a character, a stray
+    byte), from what :func:`lifecycle.history.read_transcript` reads of it, line by line, with what
+    it could not read. The messages are then built by the SDK's own chain (``parentUuid``) over an
+    in-memory store of the lines read, as ``get_session_messages`` builds them."""
+    try:
+        return await asyncio.to_thread(sdk_function("get_session_messages"), session_id, directory=cwd), None
+    except UnicodeDecodeError:
+        log.warning("session.load_undecodable", session_id=session_id)
+    from claude_agent_sdk import InMemorySessionStore, get_session_messages_from_store, project_key_for_directory
+
+    read = await asyncio.to_thread(_read_transcript_file, session_id, cwd)
+    if read is None:
+        return [], None
+    store = InMemorySessionStore()
+    entries: list[Any] = list(read.entries)  # the SDK's ``SessionStoreEntry``: a transcript line's object
+    await store.append({"project_key": project_key_for_directory(cwd), "session_id": session_id}, entries)
+    return await get_session_messages_from_store(store, session_id, directory=cwd), read
+
+
+def _read_transcript_file(session_id: str, cwd: str) -> TranscriptRead | None:
+    """The transcript file ``get_session_messages`` could not decode, read line by line (None: gone)."""
+    # The SDK's own lookup of that file (project folder, worktrees): no public function names it.
+    from claude_agent_sdk._internal.sessions import _resolve_session_file_path
+
+    path = _resolve_session_file_path(session_id, cwd)
+    try:
+        return None if path is None else read_transcript(path.read_bytes())
+    except OSError:
+        return None
+
+
+def session_info(info: Any, directory: str | None) -> SessionInfo:
+    """One stored Claude session as ACP ``SessionInfo`` (title: its summary or first prompt)."""
+    title = getattr(info, "custom_title", None) or getattr(info, "summary", None) or getattr(info, "first_prompt", None)
+    modified = getattr(info, "last_modified", None)
+    updated = None
+    if isinstance(modified, (int, float)) and modified > 0:
+        # As JavaScript's ``Date.toISOString`` (the reference's): milliseconds, ``Z``.
+        ms = int(modified)  # whole milliseconds, no float rounding
+        stamp = datetime.fromtimestamp(ms // 1000, UTC).replace(microsecond=ms % 1000 * 1000)
+        updated = stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return SessionInfo(
+        session_id=str(getattr(info, "session_id", "")),
+        cwd=str(getattr(info, "cwd", None) or directory or ""),
+        title=title[:200] if isinstance(title, str) and title else None,
+        updated_at=updated,
+    )

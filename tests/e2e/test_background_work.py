@@ -1,0 +1,227 @@
+"""Claude Code's background work end to end (issue 31): a ``run_in_background`` Bash shows as an
+``execute`` tool call that completes with the background task's id (Claude Code's own
+"Command running in background with ID: …" result, as the reference renders it); when the job
+ends, Claude Code starts a turn of its own (the task notification), and the model's answer to it
+reaches the editor as ``agent_message_chunk``s after the prompt that started the job was answered,
+attributed to no prompt: the next prompt's answer is its own, also when it is sent while that
+turn still runs. A background subagent's completion is shown the same way. A background job that
+fails is not the prompt's failure: no record anywhere.
+
+The fake API answers by what each request is for (the last user message: Claude Code's task
+notification, or the prompt's text), so Claude Code's own requests cannot take a prompt's reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.connection import StreamDirection
+
+from .fakeapi import RequestRecord, text_reply
+from .harness import Run, Script, agent, result_text, run_async, select, tool_results, tool_turn, tool_use
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+#: Claude Code 2.1.332's result of a Bash that went to the background (its first words).
+BACKGROUND_RESULT = re.compile(r"Command running in background with ID: ([A-Za-z0-9]+)\.")
+NOTIFICATION = "<task-notification>"
+SUB_PROMPT = "Read note.txt and say what it says (in the background)."
+
+
+def last_user_text(request: RequestRecord) -> str:
+    body = request.body if isinstance(request.body, dict) else {}
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return json.dumps(users[-1]) if users else ""
+
+
+class ByRequest:
+    """The fake API's answers: a request whose last user message carries Claude Code's task
+    notification gets ``notified``; a subagent's (its first message is ``sub_prompt``) the next
+    reply of ``sub``; every other one the next reply of ``script``. (A subagent runs concurrently
+    with its parent, so one queue would interleave at random.)"""
+
+    def __init__(self, script: Script, notified: Any, sub: Script | None = None, sub_prompt: str = "") -> None:
+        self.script, self.notified, self.sub, self.sub_prompt = script, notified, sub, sub_prompt
+
+    def __call__(self, request: RequestRecord) -> Any:
+        if NOTIFICATION in last_user_text(request):
+            return self.notified
+        messages = (request.body or {}).get("messages") or [{}]
+        if self.sub is not None and self.sub_prompt in json.dumps(messages[0]):
+            return self.sub(request)
+        return self.script(request)
+
+
+def response_index(run: Run, nth: int = 0) -> int:
+    """The wire position of the ``nth`` prompt response the client received."""
+    answers = [
+        i
+        for i, (d, m) in enumerate(run.frames)
+        if d == StreamDirection.INCOMING
+        and "result" in m
+        and isinstance(m["result"], dict)
+        and "stopReason" in m["result"]
+    ]
+    return answers[nth]
+
+
+def chunk_index(run: Run, text: str) -> int:
+    """The wire position of the first agent_message_chunk carrying ``text``."""
+    for i, (d, m) in enumerate(run.frames):
+        update = (m.get("params") or {}).get("update") or {} if d == StreamDirection.INCOMING else {}
+        if update.get("sessionUpdate") == "agent_message_chunk" and text in update["content"].get("text", ""):
+            return i
+    raise AssertionError(f"no chunk with {text!r}: {[u['content']['text'] for u in run.of('agent_message_chunk')]}")
+
+
+async def until(check: Any, what: Any, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what()
+        await asyncio.sleep(0.05)
+
+
+def background_bash(command: str) -> Script:
+    return Script(
+        tool_turn(
+            tool_use("Bash", "toolu_bg_bash", command=command, description="Wait, then report", run_in_background=True)
+        ),
+        text_reply("It runs in the background."),
+    )
+
+
+def test_a_background_bash_completes_with_its_task_id_and_its_notification_turn_reaches_the_editor(
+    tmp_path: Path,
+) -> None:
+    async def go() -> None:
+        script = background_bash("sleep 2; echo bg-done-7")
+        api = ByRequest(script, text_reply("The background job printed bg-done-7."))
+        async with agent(tmp_path, api, select("allow-once")) as run:  # type: ignore[arg-type]
+            assert (await run.prompt("run the job in the background")).stop_reason == "end_turn"
+            # The Bash call: execute, completed with the id of the task Claude Code started (the id
+            # the model was told, in the tool_result the fake API received).
+            (result,) = tool_results(run.api.message_requests[1])
+            task_id = BACKGROUND_RESULT.match(result_text(result))
+            assert task_id is not None, result_text(result)
+            bash = run.tool_state("toolu_bg_bash")
+            assert bash["kind"] == "execute" and bash["status"] == "completed"
+            assert f"Command running in background with ID: {task_id.group(1)}." in json.dumps(bash["content"])
+            # The notification turn: Claude Code asks the model about the task, and the answer
+            # reaches the editor after the prompt's response.
+            await until(
+                lambda: "The background job printed bg-done-7." in "".join(run.texts()),
+                lambda: (run.texts(), run.api.summary()),
+            )
+            notified = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
+            assert len(notified) == 1 and task_id.group(1) in last_user_text(notified[0])
+            assert chunk_index(run, "bg-done-7") > response_index(run, 0)
+            assert run.records() == []
+            # The next prompt is answered with its own reply, nothing of the notification turn's.
+            script.add(text_reply("Second answer."))
+            start = len(run.frames)
+            assert (await run.prompt("and now?")).stop_reason == "end_turn"
+            later = [
+                m["params"]["update"]["content"]["text"]
+                for d, m in run.frames[start:]
+                if d == StreamDirection.INCOMING
+                and m.get("method") == "session/update"
+                and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+            ]
+            assert "".join(later) == "Second answer."
+
+    run_async(go())
+
+
+def test_a_prompt_sent_while_the_notification_turn_runs_gets_its_own_answer(tmp_path: Path) -> None:
+    async def go() -> None:
+        script = background_bash("sleep 1; echo bg-done-8")
+        release = threading.Event()
+
+        def notified(request: RequestRecord) -> Any:
+            release.wait(60)  # the notification turn runs until the test lets it answer
+            return text_reply("The job printed bg-done-8.")
+
+        api = ByRequest(script, notified)
+        async with agent(tmp_path, api, select("allow-once")) as run:  # type: ignore[arg-type]
+            assert (await run.prompt("run the job in the background")).stop_reason == "end_turn"
+            await until(
+                lambda: any(NOTIFICATION in last_user_text(r) for r in run.api.message_requests),
+                lambda: run.api.summary(),
+            )
+            script.add(text_reply("Second answer."))
+            second = asyncio.ensure_future(run.prompt("the second prompt"))
+            # The agent wrote the second prompt to Claude Code (it is busy with its own turn).
+            await until(
+                lambda: [e.get("event") for e in run.workspace.log()].count("prompt.start") == 2,
+                lambda: "the second prompt was not started",
+            )
+            release.set()
+            response = await asyncio.wait_for(second, 90)
+            assert response.stop_reason == "end_turn"
+            # The second prompt's answer came before its response; the notification turn's answer
+            # reached the editor too, once, and did not end the second prompt.
+            assert chunk_index(run, "Second answer.") < response_index(run, 1)
+            await until(lambda: "bg-done-8" in "".join(run.texts()), lambda: run.texts())
+            assert "".join(run.texts()).count("The job printed bg-done-8.") == 1
+            assert run.records() == []
+
+    run_async(go())
+
+
+def test_a_failed_background_job_is_not_the_prompts_failure(tmp_path: Path) -> None:
+    """The job exits 3 after the prompt was answered: Claude Code notifies the model ("failed
+    with exit code 3"), whose reaction reaches the editor; no record, on the response or later
+    (a capable client: a background incident would be a ``session_info_update`` record)."""
+
+    async def go() -> None:
+        script = background_bash("sleep 2; exit 3")
+        api = ByRequest(script, text_reply("The background job failed with exit code 3."))
+        async with agent(tmp_path, api, select("allow-once"), capable=True) as run:  # type: ignore[arg-type]
+            response = await run.prompt("run the failing job in the background")
+            assert response.stop_reason == "end_turn"
+            assert run.tool_state("toolu_bg_bash")["status"] == "completed"  # it started; that is its result
+            await until(lambda: "exit code 3" in "".join(run.texts()), lambda: (run.texts(), run.api.summary()))
+            (notified,) = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
+            assert "exit code 3" in last_user_text(notified)
+            assert run.records() == []
+            assert chunk_index(run, "exit code 3") > response_index(run, 0)
+
+    run_async(go())
+
+
+def test_a_background_subagents_answer_reaches_the_editor_after_the_prompt(tmp_path: Path) -> None:
+    async def go() -> None:
+        cwd = tmp_path / "project"
+        main = Script(
+            tool_turn(
+                tool_use(
+                    "Agent",
+                    "toolu_bg_sub",
+                    description="Read the note",
+                    prompt=SUB_PROMPT,
+                    subagent_type="general-purpose",
+                    run_in_background=True,
+                )
+            ),
+            text_reply("A subagent is reading it."),
+        )
+        sub = Script(tool_turn(tool_use("Read", "toolu_bg_sub_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
+        api = ByRequest(main, text_reply("The subagent reports: the note says hello."), sub, SUB_PROMPT)
+        async with agent(
+            tmp_path, api, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
+        ) as run:  # type: ignore[arg-type]
+            assert (await run.prompt("have a background subagent read the note")).stop_reason == "end_turn"
+            await until(lambda: "the note says hello" in "".join(run.texts()), lambda: (run.texts(), run.api.summary()))
+            assert chunk_index(run, "the note says hello") > response_index(run, 0)
+            notified = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
+            assert len(notified) == 1
+            assert run.records() == []
+
+    run_async(go())
