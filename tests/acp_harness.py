@@ -25,6 +25,7 @@ from acp.agent.connection import AgentSideConnection
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import AgentCapabilities, ClientCapabilities, InitializeResponse, NewSessionResponse, PromptResponse
+from sdk_messages import result_message
 
 from lifecycle import ClientProjection, PromptStarted, SessionLedger
 from lifecycle.acp import SessionPublisher, advertise, negotiate_client, new_epoch
@@ -132,9 +133,11 @@ class Wire:
         return [f for f in self.frames if "id" in f and "method" not in f]
 
 
-def run(coro: Awaitable[Any]) -> Any:
+def run(coro: Awaitable[Any], timeout: float = 10) -> Any:
+    """Run ``coro`` to its end in a new event loop, failing after ``timeout`` seconds."""
+
     async def bounded() -> Any:
-        return await asyncio.wait_for(coro, 10)
+        return await asyncio.wait_for(coro, timeout)
 
     return asyncio.run(bounded())
 
@@ -167,23 +170,12 @@ class FakeClaude:
             yield message
 
     async def query(self, prompt: Any) -> None:
-        from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
+        from claude_agent_sdk import AssistantMessage, TextBlock
 
         async for message in prompt:
             self.sent.append(message)
         self.queue.put_nowait(AssistantMessage(content=[TextBlock(text="hello")], model="claude-opus-5-5"))
-        self.queue.put_nowait(
-            ResultMessage(
-                subtype="success",
-                duration_ms=1,
-                duration_api_ms=1,
-                is_error=False,
-                num_turns=1,
-                session_id="x",
-                result="hello",
-                stop_reason="end_turn",
-            )
-        )
+        self.queue.put_nowait(result_message(session_id="x", result="hello", stop_reason="end_turn"))
 
     async def interrupt(self) -> None:
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from claude_agent_sdk import AssistantMessage, ResultMessage, SystemMessage, TextBlock
+from sdk_messages import result_message
 
 from lifecycle.agent.background import OwnTurns, own_steps
 from lifecycle.agent.mcp import McpServers
@@ -35,14 +36,8 @@ def answer(text: str, model: str = "claude-opus-5-5") -> AssistantMessage:
 
 
 def result(origin: str | None = None, *uuids: str) -> ResultMessage:
-    return ResultMessage(
+    return result_message(
         usage={"input_tokens": 5, "output_tokens": 3},
-        subtype="success",
-        duration_ms=1,
-        duration_api_ms=1,
-        is_error=False,
-        num_turns=1,
-        session_id="s",
         origin={"kind": origin} if origin else None,  # type: ignore[typeddict-item]
         user_message_uuids=list(uuids) or None,
     )

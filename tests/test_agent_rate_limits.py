@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 from acp.schema import UsageUpdate
-from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock
+from claude_agent_sdk import AssistantMessage, TextBlock
 from claude_agent_sdk.types import RateLimitEvent, RateLimitInfo
+from sdk_messages import result_message
 
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.stream import StreamRenderer
@@ -95,17 +96,7 @@ def test_an_event_after_a_result_reuses_the_last_used_and_size() -> None:
     answer = AssistantMessage(content=[TextBlock("x")], model="claude-sonnet-4-5")
     answer.usage = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 5}
     r.assistant(answer)
-    r.result(
-        ResultMessage(
-            subtype="success",
-            duration_ms=1,
-            duration_api_ms=1,
-            is_error=False,
-            num_turns=1,
-            session_id="s",
-            model_usage={"claude-sonnet-4-5": {"contextWindow": 200000}},
-        )
-    )
+    r.result(result_message(model_usage={"claude-sonnet-4-5": {"contextWindow": 200000}}))
     update = one_update(event(WEEKLY_INFO), r)
     assert (update["used"], update["size"]) == (125, 200000)
     assert update["_meta"]["rateLimits"] == [

@@ -17,7 +17,6 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     PermissionUpdate,
-    ResultMessage,
     TextBlock,
     ThinkingBlock,
     ToolPermissionContext,
@@ -26,6 +25,7 @@ from claude_agent_sdk import (
     UserMessage,
 )
 from claude_agent_sdk.types import PermissionRuleValue, StreamEvent
+from sdk_messages import result_message
 
 from lifecycle.agent.modes import SessionSettings
 from lifecycle.agent.permissions import DENIED_MESSAGE, WITHDRAWN_MESSAGE, PermissionBroker
@@ -53,13 +53,6 @@ def start_tool(tool_id: str, name: str) -> StreamEvent:
 
 def assistant(*blocks: Any, parent: str | None = None, model: str = MODEL) -> AssistantMessage:
     return AssistantMessage(content=list(blocks), model=model, parent_tool_use_id=parent)
-
-
-def result_message(**fields: Any) -> ResultMessage:
-    base: dict[str, Any] = dict(
-        subtype="success", duration_ms=1, duration_api_ms=1, is_error=False, num_turns=1, session_id="s"
-    )
-    return ResultMessage(**{**base, **fields})
 
 
 # ------------------------------------------------------------------ the renderer
@@ -327,7 +320,7 @@ def test_allow_once_allows_this_use_only_and_says_the_tool_runs() -> None:
 
 
 def test_allow_always_hands_claude_code_its_own_suggestions_for_the_session_and_asks_again() -> None:
-    """"Always" is Claude Code's suggested update, kept to the session; nothing is remembered by
+    """ "Always" is Claude Code's suggested update, kept to the session; nothing is remembered by
     the adapter: the next call Claude Code asks about is asked of the client again."""
 
     async def go() -> None:

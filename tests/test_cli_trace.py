@@ -54,11 +54,28 @@ def test_conformance_case_through_the_installed_command(case: str, tmp_path: Pat
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_run_sh_passes_every_case() -> None:
+def test_run_sh_counts_passes_and_failures_and_exits_by_them(tmp_path: Path) -> None:
+    """run.sh, the script a user runs (tests/conformance/README.md), on a folder of two cases: one
+    as vendored, and the same input with a wrong expectation. Every case already runs through the
+    installed command above, so the script is checked on two, not all of them a second time."""
+    case = CASES[0]
+    cases = CONFORMANCE / "cases"
+    for name in ("a-good", "b-wrong"):
+        shutil.copy(cases / f"{case}.input.jsonl", tmp_path / f"{name}.input.jsonl")
+    shutil.copy(cases / f"{case}.expect.json", tmp_path / "a-good.expect.json")
+    wrong = json.loads((cases / f"{case}.expect.json").read_text())
+    wrong["records"][0]["revision"] = 99  # the case publishes revision 1
+    (tmp_path / "b-wrong.expect.json").write_text(json.dumps(wrong))
     env = {**os.environ, "LIFECYCLE_TRACE": f"{lifecycle_command()} trace"}
-    res = subprocess.run(["bash", str(CONFORMANCE / "run.sh")], capture_output=True, text=True, env=env, timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert f"conformance: {len(CASES)} passed, 0 failed" in res.stdout
+    run_sh = ["bash", str(CONFORMANCE / "run.sh"), str(tmp_path)]
+    res = subprocess.run(run_sh, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "FAIL b-wrong" in res.stdout and "FAIL a-good" not in res.stdout
+    assert res.stdout.rstrip().endswith("conformance: 1 passed, 1 failed")
+    (tmp_path / "b-wrong.input.jsonl").unlink()
+    (tmp_path / "b-wrong.expect.json").unlink()
+    res = subprocess.run(run_sh, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0 and res.stdout.rstrip().endswith("conformance: 1 passed, 0 failed"), res.stdout
 
 
 def _run(lines: list[str]) -> tuple[list[dict[str, object]], list[str]]:

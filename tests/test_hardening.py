@@ -27,16 +27,8 @@ from acp.agent.connection import AgentSideConnection
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import ClientCapabilities
-
-AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
-
-
-def run(coro: Awaitable[Any], timeout: float = 20) -> Any:
-    async def bounded() -> Any:
-        return await asyncio.wait_for(coro, timeout)
-
-    return asyncio.run(bounded())
-
+from acp_harness import AIR, run
+from sdk_messages import result_message
 
 # ------------------------------------------------------------------ cancel, over every interleaving
 
@@ -122,18 +114,7 @@ class FakeClaude:
 
 
 def _result() -> Any:
-    from claude_agent_sdk import ResultMessage
-
-    return ResultMessage(
-        subtype="success",
-        duration_ms=1,
-        duration_api_ms=1,
-        is_error=False,
-        num_turns=1,
-        session_id="x",
-        result="",
-        stop_reason="end_turn",
-    )
+    return result_message(session_id="x", result="", stop_reason="end_turn")
 
 
 class Wire:
@@ -244,7 +225,7 @@ def test_cancel_is_never_lost_whatever_the_interleaving(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
     seen: set[tuple[str, ...]] = set()
     for seed in range(block * 50, block * 50 + 50):
-        out = run(cancel_scenario(seed))
+        out = run(cancel_scenario(seed), 20)
         assert out["answers"] == ["cancelled"] * len(out["answers"]), (seed, out)
         assert out["after"] == "end_turn", (seed, out)
         # exactly the answer to the last turn Claude received: nothing of a cancelled one leaked
@@ -400,7 +381,7 @@ def test_every_bad_line_is_answered_and_the_next_request_still_is(line: bytes, c
         await served.end()
         return served.null_errors(), after, [first]
 
-    errors, after, _ = run(go())
+    errors, after, _ = run(go(), 20)
     assert "result" in after
     if code is None:
         assert errors == []
@@ -416,7 +397,7 @@ def test_a_request_with_an_id_but_a_bad_method_is_answered_under_its_id() -> Non
         await served.end()
         return replies
 
-    for reply in run(go()):
+    for reply in run(go(), 20):
         assert reply["error"]["code"] == -32600 and "unhashable" not in json.dumps(reply)
 
 
@@ -432,7 +413,7 @@ def test_an_over_long_line_is_skipped_and_answered() -> None:
         await served.end()
         return served.null_errors(), after
 
-    errors, after = run(go())
+    errors, after = run(go(), 20)
     assert [e["code"] for e in errors] == [-32600] and "too long" in errors[0]["data"]["details"]
     assert "result" in after
 
@@ -448,7 +429,7 @@ def test_a_last_line_without_a_newline_is_read_and_a_bom_is_tolerated() -> None:
         await served.agent.shutdown()
         return served.sink.frames()[0]
 
-    assert "result" in run(go())
+    assert "result" in run(go(), 20)
 
 
 def test_error_replies_echo_short_redacted_excerpts_only() -> None:
@@ -464,7 +445,7 @@ def test_error_replies_echo_short_redacted_excerpts_only() -> None:
         await served.end()
         return [huge, secret, method, unknown]
 
-    replies = run(go())
+    replies = run(go(), 20)
     assert [r["error"]["code"] for r in replies] == [-32602, -32602, -32601, -32602]
     for reply in replies:
         text = json.dumps(reply)
@@ -504,7 +485,7 @@ def test_meta_keys_that_name_handler_arguments_are_dropped() -> None:
         await served.end()
         return reply, cwd, served
 
-    reply, cwd, _ = run(go())
+    reply, cwd, _ = run(go(), 20)
     assert "result" in reply and cwd == "/tmp/real"
 
 
@@ -523,7 +504,7 @@ def test_outgoing_text_has_its_credentials_masked_and_structure_untouched() -> N
         await transport.close()
         return sink.frames()[0]
 
-    frame = run(go())
+    frame = run(go(), 20)
     assert frame["params"]["sessionId"] == key  # an id is structure, echoed exactly
     assert frame["params"]["update"]["content"]["text"] == "key [redacted key] in ~/x"
 
@@ -554,7 +535,7 @@ def test_a_new_files_diff_goes_out_with_old_text_null_and_the_callers_message_is
         await transport.close()
         return sink.frames()
 
-    update, question, reply = run(go())
+    update, question, reply = run(go(), 20)
     assert update["params"]["update"]["content"] == [{**new, "oldText": None}, edit, text]
     assert question["params"]["toolCall"]["content"] == [{**new, "oldText": None}]
     assert reply["result"] == {"content": [new]}
@@ -585,7 +566,7 @@ def test_reading_pauses_while_the_client_does_not_read() -> None:
         await served.end()
         return taken_while_blocked, backlog, taken_after
 
-    taken, backlog, after = run(go())
+    taken, backlog, after = run(go(), 20)
     assert taken < 20, taken  # replies above the high-water mark: no more input was taken
     assert 2_000 < backlog < 2_000 + 20 * 400
     assert after >= 200
@@ -600,7 +581,7 @@ def test_a_broken_stdout_ends_the_connection() -> None:
         await asyncio.wait_for(served.task, 10)  # no end of input needed
         await served.agent.shutdown()
 
-    run(go())
+    run(go(), 20)
 
 
 def test_close_gives_up_on_a_client_that_never_reads() -> None:
@@ -617,7 +598,7 @@ def test_close_gives_up_on_a_client_that_never_reads() -> None:
             await sending
         return sink.gate.is_set()
 
-    assert run(go()) is False  # nothing was read: close gave up on its own
+    assert run(go(), 20) is False  # nothing was read: close gave up on its own
 
 
 def test_a_handler_failure_is_a_bare_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -634,7 +615,7 @@ def test_a_handler_failure_is_a_bare_internal_error(monkeypatch: pytest.MonkeyPa
         await served.end()
         return reply
 
-    reply = run(go())
+    reply = run(go(), 20)
     assert reply["error"] == {
         "code": -32603,
         "message": "Internal error",
@@ -824,7 +805,7 @@ def test_a_cancel_is_answered_at_once_while_claude_code_still_starts(
         await wire.agent.shutdown()
         return cancelled, started_before_answer, after.stop_reason, world.clients[-1].sent
 
-    cancelled, started_before_answer, after, sent = run(go())
+    cancelled, started_before_answer, after, sent = run(go(), 20)
     assert cancelled == "cancelled" and not started_before_answer
     assert after == "end_turn" and len(sent) == 1  # the cancelled prompt never reached Claude
 
@@ -853,4 +834,4 @@ def test_prompts_of_a_closing_session_are_all_answered(tmp_path: Path, monkeypat
         await agent.shutdown()  # the client goes away (or session/load replaces the session)
         return [(await asyncio.wait_for(p, 5)).stop_reason for p in (running, queued)]
 
-    assert run(go()) == ["cancelled", "cancelled"]
+    assert run(go(), 20) == ["cancelled", "cancelled"]

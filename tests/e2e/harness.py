@@ -161,6 +161,35 @@ class Script:
             return len(self._queue)
 
 
+#: What opens Claude Code's own turn after a background job ends (its last user message).
+NOTIFICATION = "<task-notification>"
+
+
+def last_user_text(request: RequestRecord) -> str:
+    """The last user message of a Messages request, as JSON ("" when it has none)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return json.dumps(users[-1]) if users else ""
+
+
+class Lanes:
+    """The fake API's answers per conversation: a request whose last user message carries Claude
+    Code's task notification gets ``notified`` (when given); a subagent's (its first message holds
+    ``sub_prompt``) the next reply of ``sub``; every other one the next reply of ``main``. A
+    subagent runs concurrently with its parent, so one queue would interleave at random."""
+
+    def __init__(self, main: Script, *, sub: Script | None = None, sub_prompt: str = "", notified: Any = None) -> None:
+        self.main, self.sub, self.sub_prompt, self.notified = main, sub, sub_prompt, notified
+
+    def __call__(self, request: RequestRecord) -> Any:
+        if self.notified is not None and NOTIFICATION in last_user_text(request):
+            return self.notified
+        messages = (request.body or {}).get("messages") or [{}]
+        if self.sub is not None and self.sub_prompt in json.dumps(messages[0]):
+            return self.sub(request)
+        return self.main(request)
+
+
 def tool_turn(*blocks: dict[str, Any], text: str | None = None, chunks: list[str] | None = None) -> MessageReply:
     """A model answer: optional thinking/text blocks, then tool uses."""
     out: list[dict[str, Any]] = []

@@ -25,38 +25,26 @@ import pytest
 from acp.connection import StreamDirection
 
 from .fakeapi import RequestRecord, text_reply
-from .harness import Run, Script, agent, result_text, run_async, select, tool_results, tool_turn, tool_use
+from .harness import (
+    NOTIFICATION,
+    Lanes,
+    Run,
+    Script,
+    agent,
+    last_user_text,
+    result_text,
+    run_async,
+    select,
+    tool_results,
+    tool_turn,
+    tool_use,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
 #: Claude Code 2.1.332's result of a Bash that went to the background (its first words).
 BACKGROUND_RESULT = re.compile(r"Command running in background with ID: ([A-Za-z0-9]+)\.")
-NOTIFICATION = "<task-notification>"
 SUB_PROMPT = "Read note.txt and say what it says (in the background)."
-
-
-def last_user_text(request: RequestRecord) -> str:
-    body = request.body if isinstance(request.body, dict) else {}
-    users = [m for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
-    return json.dumps(users[-1]) if users else ""
-
-
-class ByRequest:
-    """The fake API's answers: a request whose last user message carries Claude Code's task
-    notification gets ``notified``; a subagent's (its first message is ``sub_prompt``) the next
-    reply of ``sub``; every other one the next reply of ``script``. (A subagent runs concurrently
-    with its parent, so one queue would interleave at random.)"""
-
-    def __init__(self, script: Script, notified: Any, sub: Script | None = None, sub_prompt: str = "") -> None:
-        self.script, self.notified, self.sub, self.sub_prompt = script, notified, sub, sub_prompt
-
-    def __call__(self, request: RequestRecord) -> Any:
-        if NOTIFICATION in last_user_text(request):
-            return self.notified
-        messages = (request.body or {}).get("messages") or [{}]
-        if self.sub is not None and self.sub_prompt in json.dumps(messages[0]):
-            return self.sub(request)
-        return self.script(request)
 
 
 def response_index(run: Run, nth: int = 0) -> int:
@@ -102,7 +90,7 @@ def test_a_background_bash_completes_with_its_task_id_and_its_notification_turn_
 ) -> None:
     async def go() -> None:
         script = background_bash("sleep 2; echo bg-done-7")
-        api = ByRequest(script, text_reply("The background job printed bg-done-7."))
+        api = Lanes(script, notified=text_reply("The background job printed bg-done-7."))
         async with agent(tmp_path, api, select("allow-once")) as run:  # type: ignore[arg-type]
             assert (await run.prompt("run the job in the background")).stop_reason == "end_turn"
             # The Bash call: execute, completed with the id of the task Claude Code started (the id
@@ -148,7 +136,7 @@ def test_a_prompt_sent_while_the_notification_turn_runs_gets_its_own_answer(tmp_
             release.wait(60)  # the notification turn runs until the test lets it answer
             return text_reply("The job printed bg-done-8.")
 
-        api = ByRequest(script, notified)
+        api = Lanes(script, notified=notified)
         async with agent(tmp_path, api, select("allow-once")) as run:  # type: ignore[arg-type]
             assert (await run.prompt("run the job in the background")).stop_reason == "end_turn"
             await until(
@@ -182,7 +170,7 @@ def test_a_failed_background_job_is_not_the_prompts_failure(tmp_path: Path) -> N
 
     async def go() -> None:
         script = background_bash("sleep 2; exit 3")
-        api = ByRequest(script, text_reply("The background job failed with exit code 3."))
+        api = Lanes(script, notified=text_reply("The background job failed with exit code 3."))
         async with agent(tmp_path, api, select("allow-once"), capable=True) as run:  # type: ignore[arg-type]
             response = await run.prompt("run the failing job in the background")
             assert response.stop_reason == "end_turn"
@@ -213,7 +201,9 @@ def test_a_background_subagents_answer_reaches_the_editor_after_the_prompt(tmp_p
             text_reply("A subagent is reading it."),
         )
         sub = Script(tool_turn(tool_use("Read", "toolu_bg_sub_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
-        api = ByRequest(main, text_reply("The subagent reports: the note says hello."), sub, SUB_PROMPT)
+        api = Lanes(
+            main, sub=sub, sub_prompt=SUB_PROMPT, notified=text_reply("The subagent reports: the note says hello.")
+        )
         async with agent(
             tmp_path, api, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
         ) as run:  # type: ignore[arg-type]

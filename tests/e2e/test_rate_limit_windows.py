@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from lifecycle.cli.replay import replay_transcript
+
 from .fakeapi import text_reply
 from .harness import Script, _fill_cwd, agent, select, tool_turn, tool_use
 
@@ -76,3 +78,29 @@ def test_a_window_warning_is_a_session_info_update_record_then_a_higher_share_up
             assert incident_id.startswith(f"{run.sid}:") and not incident_id.endswith(":error")
 
     asyncio.run(go())
+
+
+def test_claude_code_keeps_no_window_in_its_transcript_so_a_replay_shows_none(tmp_path: Path) -> None:
+    """Issue 32 asks that ``lifecycle replay`` show the windows of a replayed transcript. Claude
+    Code 2.1.332 writes neither the ``rate_limit_event`` nor the headers' reading into the session's
+    transcript (only the usage-limit message of a ``rejected`` window, which is the turn's failure),
+    so there is nothing to replay: this test is the evidence docs/acp-agent.md cites. The windows of
+    a captured stream (Claude Code's ``stream-json`` lines) go through ``lifecycle trace``."""
+    reset = int(time.time()) + 3600
+
+    async def go() -> str:
+        async with agent(tmp_path, Script(text_reply("Hi.", headers=warn(0.9, reset))), select("allow-once")) as run:
+            await run.prompt("hi")
+            records = [
+                u["_meta"]["jetbrains"]["air"]["sessionFailure"] for u in run.of("session_info_update") if "_meta" in u
+            ]
+            assert [x["category"] for x in records] == ["limit"]  # the live session showed the window
+            return str(run.sid)
+
+    sid = asyncio.run(go())
+    (transcript,) = [p for p in tmp_path.rglob(f"{sid}.jsonl") if "projects" in p.parts]
+    text = transcript.read_text()
+    for trace in ("rate_limit_event", "allowed_warning", "five_hour", "utilization", "anthropic-ratelimit"):
+        assert trace not in text, trace
+    view = replay_transcript(transcript)
+    assert view.messages >= 2 and view.records == [] and view.active == []

@@ -6,15 +6,13 @@ The fake API answers the parent's and the subagent's requests in the order Claud
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from .fakeapi import text_reply
-from .harness import Script, agent, run_async, select, tool_turn, tool_use
+from .harness import Lanes, Script, agent, run_async, select, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -58,19 +56,6 @@ def test_a_subagents_tool_calls_are_children_of_its_agent_call(tmp_path: Path) -
 SUB_PROMPT = "Read note.txt and say what it says (background)."
 
 
-class Lanes:
-    """The fake API's answers per conversation: the subagent's requests (its first message is
-    the Agent call's prompt) are answered from ``sub``, every other one from ``main``; the two
-    run concurrently in Claude Code, so one queue would interleave at random."""
-
-    def __init__(self, main: Script, sub: Script) -> None:
-        self.main, self.sub = main, sub
-
-    def __call__(self, request: Any) -> Any:
-        messages = (request.body or {}).get("messages") or [{}]
-        return (self.sub if SUB_PROMPT in json.dumps(messages[0]) else self.main)(request)
-
-
 def test_a_background_subagents_tool_calls_end_with_their_own_results(tmp_path: Path) -> None:
     """Claude Code runs an Agent in the background by default: the turn ends while the subagent
     still works. Its tool calls are not failed at the turn's end; they complete with their own
@@ -92,7 +77,7 @@ def test_a_background_subagents_tool_calls_end_with_their_own_results(tmp_path: 
             then=text_reply("The subagent finished."),
         )
         sub = Script(tool_turn(tool_use("Read", "toolu_bg_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
-        lanes = Lanes(main, sub)
+        lanes = Lanes(main, sub=sub, sub_prompt=SUB_PROMPT)
         async with agent(
             tmp_path, lanes, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
         ) as run:
