@@ -616,12 +616,8 @@ def imported_test_modules(source: str) -> list[tuple[int, str]]:
 
 
 #: Modules that still import a test module, and why: each entry must still be needed (checked).
-#: ``test_stateful.py``'s machine (``AdapterSession``, ``SECRETS``) and ``suite_table`` of
-#: ``e2e/test_conformance_reference.py`` move to helper modules once those files are not being
-#: edited elsewhere (issue 35, point 5).
-AWAITING_A_MOVE: dict[str, list[str]] = {
-    "tests/test_stateful_mutants.py": ["test_stateful"],
-}
+#: None is left (issue 35, point 5): the stateful machine is tests/stateful_session.py.
+AWAITING_A_MOVE: dict[str, list[str]] = {}
 
 
 def test_no_module_under_tests_imports_a_test_module() -> None:

@@ -35,7 +35,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
-from test_stateful import SECRETS, AdapterSession
+from stateful_session import SECRETS, AdapterSession
 
 from lifecycle.answers import MachineAnswers
 from lifecycle.tools.mutants import MUTANTS, Mutant, applied
