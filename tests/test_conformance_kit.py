@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 from conftest import CONFORMANCE
 
-from lifecycle.tools.conformance import cli_main, default_cases_dir, summary
+from lifecycle.tools.conformance import cli_main, default_cases_dir, run_suite, summary
 from lifecycle.tools.conformance.cases import CLI, CLIENT, CaseError, find_cases, load_case
 from lifecycle.tools.conformance.expect import check
-from lifecycle.tools.conformance.runner import Outcome, RunOptions, map_ids, run_case, transcript_lines
+from lifecycle.tools.conformance.fake_cli import dumps_raw
+from lifecycle.tools.conformance.runner import Outcome, RunOptions, map_ids, run_case, transcript_files
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
 FAKE_CLI = Path(__file__).resolve().parent.parent / "lifecycle" / "tools" / "conformance" / "fake_cli.py"
@@ -120,7 +121,7 @@ def test_the_plan_splits_each_line_between_client_and_claude_code(tmp_path: Path
         ("cancel", [CLI, CLIENT]), ("query_error", [CLI]),
         ("permission_answered", [CLIENT]),  # Claude Code died: nobody waits for the answer
         ("runtime_replaced", []),  # ... and nobody has to stop: the next prompt starts a new one
-        ("prompt", [CLI, CLIENT]), ("runtime_replaced", [CLI]),
+        ("prompt", [CLI, CLIENT]), ("runtime_replaced", []),  # a live Claude Code goes on
     ]
     assert {s.session for s in plan.steps[1:]} == {"s1"}
 
@@ -180,11 +181,43 @@ def test_a_load_history_is_a_transcript_the_sdk_reads(tmp_path: Path, monkeypatc
     cwd = str(tmp_path / "project")
     folder = tmp_path / "config" / "projects" / cwd.replace("/", "-").replace("_", "-").replace(".", "-")
     folder.mkdir(parents=True)
-    (folder / f"{sid}.jsonl").write_text("\n".join(transcript_lines(case["history"], sid, cwd)) + "\n")
+    files = transcript_files(case["history"], sid, cwd)
+    assert list(files) == [f"{sid}.jsonl"]
+    (folder / f"{sid}.jsonl").write_text(files[f"{sid}.jsonl"])
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
     got = get_session_messages(sid, directory=cwd)
     assert [(m.type, m.uuid) for m in got] == [("user", "u1"), ("assistant", "m1")]
     assert got[1].message["content"][0]["text"].startswith("You've hit your individual spend limit")
+
+
+def test_a_subagents_messages_are_kept_where_claude_code_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code 2.1.332 keeps a subagent's messages in ``<session>/subagents/agent-<id>.jsonl``
+    (tests/e2e/test_subagents.py sees it): the SDK's session reader returns only the top-level
+    messages, and its subagent reader the subagent's, naming the Agent call that ran it."""
+    from claude_agent_sdk import get_session_messages, get_subagent_messages, list_subagents
+
+    name = "replay-subagent-usage-limit-is-not-the-turns-failure"
+    case = json.loads((CONFORMANCE / "cases" / f"{name}.input.jsonl").read_text().splitlines()[1])
+    sid = "8a3b0c52-5f8e-4c11-9d0a-0c9e4a7f2b11"
+    cwd = str(tmp_path / "project")
+    folder = tmp_path / "config" / "projects" / cwd.replace("/", "-").replace("_", "-").replace(".", "-")
+    for rel, text in transcript_files(case["history"], sid, cwd).items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    top = get_session_messages(sid, directory=cwd)
+    assert [m.uuid for m in top] == ["u1", "m1", "u2", "m2"]
+    (agent_id,) = list_subagents(sid, directory=cwd)
+    sub = get_subagent_messages(sid, agent_id, directory=cwd)
+    assert [(m.uuid, m.parent_tool_use_id) for m in sub] == [("s1u", "toolu_sub"), ("s1m", "toolu_sub")]
+    assert sub[1].message["content"][0]["text"] == "You've hit your 5-hour limit · resets 12am (UTC)"
+    lines = [json.loads(line) for line in (folder / sid / "subagents" / f"agent-{agent_id}.jsonl").open()]
+    assert [(r["isSidechain"], r["agentId"], r["parentUuid"]) for r in lines] == [
+        (True, agent_id, None),
+        (True, agent_id, "s1u"),
+    ]
 
 
 # ------------------------------------------------------------------ the fake CLI
@@ -364,3 +397,251 @@ def test_the_client_sends_what_the_case_says(tmp_path: Path) -> None:
     assert got[1]["params"] == {"cwd": str(tmp_path / "run" / "project"), "mcpServers": []}
     assert got[2]["params"] == {"methodId": "stub-login"}
     assert json.loads((tmp_path / "run" / "sessions.json").read_text()) == {"stub-session": "s1"}
+
+
+
+# ------------------------------------------------------------------ kit gaps (issue 34.1)
+# Every case runs to PASS, FAIL with a reason, or N/A with a reason: a kit gap is never a FAIL.
+
+PROMPT = '{"type": "adapter", "event": "prompt", "turnId": "t%d"}'
+QUERY_ERROR = '{"type": "adapter", "event": "query_error", "message": "gone"}'
+REPLACED = '{"type": "adapter", "event": "runtime_replaced"}'
+AUTH_OK = '{"type": "auth_status", "isAuthenticating": false, "output": ["Login successful"], "session_id": "s1"}'
+ANSWER = (
+    '{"type": "assistant", "uuid": "a%d", "session_id": "s1", "parent_tool_use_id": null, "message": '
+    '{"id": "api-a%d", "model": "claude-sonnet-4-6", "role": "assistant", "type": "message", '
+    '"stop_reason": "end_turn", "content": [{"type": "text", "text": "%s"}]}}'
+)
+SUCCESS = (
+    '{"type": "result", "subtype": "success", "is_error": false, "result": "%s", "stop_reason": "end_turn", '
+    '"session_id": "s1", "uuid": "r%d"}'
+)
+BIG_INIT = (
+    '{"type": "adapter", "event": "initialize", "clientCapabilities": '
+    '{"_meta": {"jetbrains": {"air": {"version": 1e400, "capabilities": ["sessionFailure"]}}}}}'
+)
+
+
+def test_a_number_is_kept_as_the_case_wrote_it(tmp_path: Path) -> None:
+    """``1e400`` is too big for a float: ``json`` reads it as ``inf`` and writes the non-JSON
+    ``Infinity``. The plan keeps the token, and the kit writes it back as written."""
+    plan = load_case(*_case(tmp_path, [BIG_INIT.replace("1e400", '1e400, "ratio": 1.0E2'), SESSION])).plan
+    caps = plan.steps[0].data["clientCapabilities"]
+    assert (
+        json.dumps(caps) == '{"_meta": {"jetbrains": {"air": {"version": Infinity, "ratio": 100.0, '
+        '"capabilities": ["sessionFailure"]}}}}'
+    )
+    assert (
+        dumps_raw(caps) == '{"_meta": {"jetbrains": {"air": {"version": 1e400, "ratio": 1.0E2, '
+        '"capabilities": ["sessionFailure"]}}}}'
+    )
+
+
+_RAW_STUB = r"""
+import json, sys
+log = open(sys.argv[1], "a")
+for line in sys.stdin:
+    log.write(line); log.flush()
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    if msg.get("method") == "initialize" and sys.argv[2] == "parse-error":
+        # what an agent whose JSON reader refuses the line answers: JSON-RPC's parse error, id null
+        error = {"code": -32700, "message": "Parse error"}
+        print(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}), flush=True)
+        continue
+    result = {"sessionId": "stub-session"} if msg.get("method") == "session/new" else {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+"""
+
+
+def _stub_run(tmp_path: Path, mode: str, expect: object) -> tuple[Outcome, list[str]]:
+    cases = tmp_path / "cases"
+    cases.mkdir(parents=True)
+    case = load_case(*_case(cases, [BIG_INIT, SESSION], expect))
+    agent = tmp_path / "agent.py"
+    agent.write_text(_RAW_STUB)
+    log = tmp_path / "received.jsonl"
+    opts = RunOptions(agent=[sys.executable, str(agent), str(log), mode], step_timeout=10)
+    out = asyncio.run(run_case(case, opts, tmp_path / "run"))
+    return out, log.read_text().splitlines()
+
+
+def test_the_client_sends_a_number_as_the_case_wrote_it(tmp_path: Path) -> None:
+    out, received = _stub_run(tmp_path, "answer", {"sequence": []})
+    assert out.status == "PASS", out.line()
+    assert '"air": {"version": 1e400, "capabilities": ["sessionFailure"]}' in received[0]
+    assert "Infinity" not in received[0]
+
+
+def test_an_error_answer_with_id_null_answers_the_request_waiting(tmp_path: Path) -> None:
+    """The agent could not read ``initialize`` (-32700, id null): that is its answer, noted, and the
+    case's expectations give the verdict at once, not a wait of the step timeout (10 s here)."""
+    out, received = _stub_run(tmp_path, "parse-error", {"sequence": []})
+    assert (out.status, out.reason) == ("PASS", "")
+    assert out.seconds < 8
+    assert [json.loads(x)["method"] for x in received] == ["initialize", "session/new"]
+    out, _ = _stub_run(tmp_path / "again", "parse-error", {"sequence": [{"id": "t1"}]})
+    assert out.line() == (
+        'FAIL c: sequence[0] not found in order: {"id": "t1"}; '
+        'initialize answered {"code": -32700, "message": "Parse error"}'
+    )
+
+
+def test_deliver_fails_before_any_session_is_not_expressible(tmp_path: Path) -> None:
+    for lines in (
+        [INIT, '{"type": "adapter", "event": "deliver_fails", "count": 2}', SESSION],
+        ['{"type": "adapter", "event": "deliver_fails"}', INIT, SESSION],
+    ):
+        plan = load_case(*_case(tmp_path, lines)).plan
+        assert plan.not_expressible == "deliver_fails: a client cannot make the agent's sends fail and stay connected"
+
+
+def test_sdk_lines_while_no_claude_code_runs(tmp_path: Path) -> None:
+    """After Claude Code ended, an agent starts the next one only for a prompt: an ``auth_status``
+    in between is printed by that next process (the client does not wait for it), or by none when
+    no prompt follows; another SDK line there cannot be expressed."""
+    deferred = [INIT, SESSION, PROMPT % 1, QUERY_ERROR, AUTH_OK, REPLACED, PROMPT % 2, SUCCESS % ("ok", 2)]
+    plan = load_case(*_case(tmp_path, deferred)).plan
+    assert plan.not_expressible is None
+    assert [(s.kind, sorted(s.sides), s.deferred) for s in plan.steps[3:]] == [
+        ("query_error", [CLI], False),
+        ("sdk", [CLI], True),
+        ("runtime_replaced", [], False),
+        ("prompt", [CLI, CLIENT], False),
+        ("sdk", [CLI], False),
+    ]
+    plan = load_case(*_case(tmp_path, [INIT, SESSION, PROMPT % 1, QUERY_ERROR, AUTH_OK])).plan
+    assert (plan.not_expressible, plan.steps[-1].sides, plan.steps[-1].deferred) == (None, frozenset(), False)
+    lines = [INIT, SESSION, PROMPT % 1, QUERY_ERROR, REPLACED, ANSWER % (2, 2, "late"), SUCCESS % ("late", 2)]
+    assert load_case(*_case(tmp_path, lines)).plan.not_expressible == (
+        "an SDK line (assistant, line 6) while no Claude Code process runs (after query_error or query_end, "
+        "before the next prompt: an agent starts the next one only for a prompt)"
+    )
+
+
+def test_a_live_claude_code_goes_on_after_runtime_replaced(tmp_path: Path) -> None:
+    """An agent replaces Claude Code only once it ended: a live one goes on (the replacement has no
+    Claude Code part), unless it announced its shutdown and then ends, which an agent sees as a loss."""
+    lines = [INIT, SESSION, PROMPT % 1, SUCCESS % ("hi", 1), REPLACED, ANSWER % (2, 2, "on"), PROMPT % 2]
+    plan = load_case(*_case(tmp_path, lines)).plan
+    assert plan.not_expressible is None
+    assert [(s.kind, sorted(s.sides)) for s in plan.steps[4:]] == [
+        ("runtime_replaced", []),
+        ("sdk", [CLI]),
+        ("prompt", [CLI, CLIENT]),
+    ]
+    shutdown = '{"type": "system", "subtype": "worker_shutting_down", "reason": "host_exit", "session_id": "s1"}'
+    lines = [
+        INIT,
+        SESSION,
+        PROMPT % 1,
+        SUCCESS % ("hi", 1),
+        shutdown,
+        REPLACED,
+        '{"type": "adapter", "event": "query_end"}',
+    ]
+    assert load_case(*_case(tmp_path, lines)).plan.not_expressible == (
+        "'query_end' of a Claude Code that announced worker_shutting_down and was replaced while it still ran: "
+        "an agent replaces a live Claude Code only once it ended, and that end is the loss"
+    )
+
+
+@pytest.mark.e2e
+def test_the_gap_shapes_run_to_a_verdict_through_lifecycle_acp(tmp_path: Path) -> None:
+    """The shapes that stalled (or sent ``Infinity``) run through the real agent to PASS, each with
+    the verdict of ``lifecycle trace`` on the same case."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    public = CONFORMANCE / "cases"
+    # a non-finite version is legacy behaviour, as a string version is
+    big = (public / "malformed-capability-string-version.input.jsonl").read_text().splitlines()
+    assert '"version": "1"' in big[0]
+    _case(
+        cases,
+        [big[0].replace('"version": "1"', '"version": 1e400'), *big[1:]],
+        json.loads((public / "malformed-capability-string-version.expect.json").read_text()),
+        name="big-version",
+    )
+    # a live Claude Code replaced between turns: the second prompt's lines follow
+    _case(
+        cases,
+        [
+            INIT,
+            SESSION,
+            PROMPT % 1,
+            ANSWER % (1, 1, "hi"),
+            SUCCESS % ("hi", 1),
+            REPLACED,
+            PROMPT % 2,
+            ANSWER % (2, 2, "again"),
+            SUCCESS % ("again", 2),
+        ],
+        {
+            "sequence": [
+                {"id": "t1", "result": {"stopReason": "end_turn"}},
+                {"params": {"update": {"content": {"text": "again"}}}},
+                {"id": "t2", "result": {"stopReason": "end_turn"}},
+            ],
+            "records": [],
+        },
+        name="live-replaced",
+    )
+    # an access failure, Claude Code lost between turns, auth_status, the next prompt
+    auth = (public / "auth-failure-until-auth-status.input.jsonl").read_text().splitlines()
+    after = (public / "transport-loss-needs-new-runtime.input.jsonl").read_text().splitlines()[-3:]
+    _case(
+        cases,
+        [*auth[:5], QUERY_ERROR, auth[5], REPLACED, *after],
+        {
+            "sequence": [{"id": "t2", "result": {"stopReason": "end_turn"}}],
+            "records": [
+                {"id": "t1:error", "revision": 1, "category": "access", "carrier": "prompt_response"},
+                {
+                    "id": "re:s1:.+",
+                    "revision": 1,
+                    "category": "connection",
+                    "actions": ["new_session"],
+                    "carrier": "session_info_update",
+                },
+            ],
+        },
+        name="loss-then-auth-status",
+    )
+    # Claude Code's stream ends between turns (nothing to show): the next prompt starts a new one
+    _case(
+        cases,
+        [
+            INIT,
+            SESSION,
+            PROMPT % 1,
+            SUCCESS % ("hi", 1),
+            '{"type": "adapter", "event": "query_end"}',
+            PROMPT % 2,
+            SUCCESS % ("ok", 2),
+        ],
+        {
+            "sequence": [
+                {"id": "t1", "result": {"stopReason": "end_turn"}},
+                {"id": "t2", "result": {"stopReason": "end_turn"}},
+            ],
+            "records": [],
+        },
+        name="stream-end-between-turns",
+    )
+    opts = RunOptions(agent=[sys.executable, "-m", "lifecycle", "acp"], step_timeout=20, case_timeout=120)
+    results = asyncio.run(run_suite(cases, opts, jobs=2, work=tmp_path / "work", show=False))
+    assert [r.line() for r in results] == [
+        "PASS big-version",
+        "PASS live-replaced",
+        "PASS loss-then-auth-status",
+        "PASS stream-end-between-turns",
+    ]
+    sent = json.loads((tmp_path / "work" / "big-version" / "frames.jsonl").read_text().splitlines()[0])
+    assert sent["id"] == 1 and "error" not in sent  # initialize was answered
+    log = (tmp_path / "work" / "live-replaced" / "cli.log").read_text()
+    assert log.count(" start argv=") == 1  # one Claude Code served both turns
+    log = (tmp_path / "work" / "loss-then-auth-status" / "cli.log").read_text().splitlines()
+    first = next(x.split()[0] for x in log if x.endswith("step 5 query_error done"))
+    second = next(x.split()[0] for x in log if x.endswith("step 6 sdk done"))
+    assert first != second  # the auth_status was printed by the Claude Code started for t2

@@ -6,6 +6,7 @@ The fake API answers the parent's and the subagent's requests in the order Claud
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -90,5 +91,68 @@ def test_a_background_subagents_tool_calls_end_with_their_own_results(tmp_path: 
             assert [u.get("status") for u in child if u.get("status")][-1] == "completed"
             assert "failed" not in [u.get("status") for u in child]
             assert all(u["_meta"]["claudeCode"]["parentToolUseId"] == "toolu_bg_agent" for u in child)
+
+    run_async(go())
+
+
+LIMITED_PROMPT = "Look around the project (a subagent that meets the usage limit)."
+#: What Claude Code says for the fake API's 5-hour usage limit (its reset time follows).
+LIMIT = "You've hit your 5-hour limit · resets "
+
+
+def test_a_subagents_usage_limit_is_not_the_turns_failure_live_or_replayed(tmp_path: Path) -> None:
+    """Spec, "History replay" and the background-incident rules: a subagent's usage-limit message
+    is not the parent turn's failure. Live, every request of the subagent gets the 5-hour usage
+    limit (429, ``rejected``); the parent goes on and answers. Claude Code 2.1.332 writes the
+    subagent's lines to ``<session>/subagents/agent-<agentId>.jsonl`` (``isSidechain``,
+    ``agentId``) with a ``.meta.json`` naming the Agent call, and only top-level lines to the
+    session's transcript; a ``session/load`` of it in a new agent makes no record."""
+
+    async def go() -> None:
+        main = Script(
+            tool_turn(
+                tool_use(
+                    "Agent",
+                    "toolu_limited",
+                    description="Look around",
+                    prompt=LIMITED_PROMPT,
+                    subagent_type="general-purpose",
+                    run_in_background=False,
+                )
+            ),
+            text_reply("The subagent could not look."),
+        )
+        lanes = Lanes(main, sub=Script(then="usage_limit_apikey"), sub_prompt=LIMITED_PROMPT)
+        async with agent(tmp_path, lanes, select("allow-once")) as run:
+            assert (await run.prompt("have a subagent look around")).stop_reason == "end_turn"
+            sid, cwd, config = run.sid, str(run.workspace.cwd), run.workspace.config_dir
+            # Live: the Agent call fails with the subagent's error; the turn is not failed.
+            assert run.records() == []
+            task = run.tool_state("toolu_limited")
+            assert task["status"] == "failed"
+            assert LIMIT in str(task["content"])
+            assert run.texts() == ["The subagent could not look."]
+        # Claude Code's layout: the subagent's lines in their own file, beside the session's.
+        (main_file,) = (config / "projects").glob(f"*/{sid}.jsonl")
+        (sub_file,) = main_file.parent.glob(f"{sid}/subagents/agent-*.jsonl")
+        agent_id = sub_file.stem.removeprefix("agent-")
+        meta = json.loads(sub_file.with_suffix(".meta.json").read_text())
+        assert meta["toolUseId"] == "toolu_limited"
+        sub_lines = [json.loads(line) for line in sub_file.open()]
+        assert all(r["isSidechain"] is True and r["agentId"] == agent_id for r in sub_lines if "uuid" in r)
+        assert any(
+            r.get("type") == "assistant" and LIMIT in json.dumps(r["message"], ensure_ascii=False) for r in sub_lines
+        )
+        main_lines = [json.loads(line) for line in main_file.open()]
+        assert not any(r.get("isSidechain") for r in main_lines)
+        assert not any(
+            r.get("type") == "assistant" and LIMIT in json.dumps(r["message"], ensure_ascii=False) for r in main_lines
+        )
+        # Replayed in a new agent: the same, and no record.
+        async with agent(tmp_path, Script(), select("reject")) as again:
+            await again.conn.load_session(cwd=cwd, session_id=sid, mcp_servers=[])
+            assert again.records() == []
+            assert again.tool_state("toolu_limited")["status"] == "failed"
+            assert again.texts() == ["The subagent could not look."]
 
     run_async(go())

@@ -23,14 +23,30 @@ Rules
   ``permission_answered``   answers it                              waits for the answer
   ``query_error``                                                   exits with status 1
   ``query_end``                                                     closes its stream, exits 0
-  ``runtime_replaced``                                              stops; the next process goes on
+  ``runtime_replaced``
   ``authenticated`` (ok)    ``authenticate``
   ========================  ======================================  ====================================
 
+* Claude Code's process, as an agent runs it: one is started with the session (``session``,
+  ``load``) and serves its prompts; after ``query_error`` or ``query_end`` none runs until the
+  next prompt makes the agent start (replace) one. So ``runtime_replaced`` has no part: after a
+  process ended, the agent's own replacement comes with the next prompt; a live process goes on
+  (a replacement of a live runtime changes nothing the client sees, but see below). A ``cancel``
+  or permission step while none runs has no Claude Code part. An ``auth_status`` line while none
+  runs is *deferred*: the next process the adapter starts prints it before it takes the prompt's
+  user message (the client does not wait for it: only a prompt starts that process), and none
+  does when no prompt of that session follows.
+* A number is kept as the case wrote it (:func:`~lifecycle.tools.conformance.fake_cli.loads_raw`):
+  the client and the fake CLI send that token, never a float's rendering of it.
 * What the agent level cannot express makes the case "not expressible" (:attr:`Plan.not_expressible`),
   never passed: ``deliver_fails`` (a client cannot make the agent's sends fail and stay connected),
   ``authenticated`` with ``ok: false`` (the agent judges credentials from its own environment),
-  and a second ``initialize`` (one connection has one).
+  a second ``initialize`` (one connection has one), ``permission_asked``, ``query_error`` or
+  ``query_end`` before any prompt (no Claude Code runs yet at agent level), an SDK line other than
+  ``auth_status`` while no Claude Code process runs (after ``query_error``/``query_end``, before
+  the next prompt: an agent starts one only for a prompt), and a live process that announced
+  ``worker_shutting_down``, was replaced by the case and then ends (an agent replaces a live
+  process only once it ended, and that end after the announcement is the runtime's loss).
 
 Theory of operation
 -------------------
@@ -44,7 +60,7 @@ take part, so each side knows what to wait for.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +86,11 @@ _EVENTS: dict[str, tuple[frozenset[str], dict[str, type]]] = {
 }
 
 # Claude Code parts that need a live process; once it died (``query_error``) or ended
-# (``query_end``), they are left out until the next prompt starts one. ``runtime_replaced`` then
-# only says that the next process is a new one.
-_WAITS = ("cancel", "permission_asked", "permission_answered", "runtime_replaced")
+# (``query_end``), they are left out until the next prompt starts one.
+_WAITS = ("cancel", "permission_asked", "permission_answered")
+
+# Where the session's Claude Code process is (the module's rules).
+_EARLY, _ALIVE, _ENDED = "early", "alive", "ended"
 
 _EXPECT_LISTS = ("sequence", "records", "forbid", "forbid_messages")
 
@@ -97,10 +115,17 @@ class Step:
     sides: frozenset[str]
     data: dict[str, Any]
     session: str | None  # the case's session this step belongs to (None before any)
+    deferred: bool = False  # played by the next Claude Code the adapter starts: the client does not wait
 
     def to_json(self) -> dict[str, Any]:
-        return {"index": self.index, "kind": self.kind, "sides": sorted(self.sides), "data": self.data,
-                "session": self.session}
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "sides": sorted(self.sides),
+            "data": self.data,
+            "session": self.session,
+            "deferred": self.deferred,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,71 +197,134 @@ def load_case(name: str, input_path: Path, expect_path: Path) -> Case:
     Raises:
         CaseError: the case is malformed (the message names the file and the line).
     """
+    from .fake_cli import loads_raw  # here: ``python -m ...fake_cli`` imports this package first
+
     expect = _check_expect(expect_path)
-    steps: list[Step] = []
-    reasons: list[str] = []
-    initialized = 0
-    session: str | None = None
-    prompts = 0
-    alive = False  # whether a Claude Code process serves the case at this point
     try:
         raw_lines = input_path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(input_path, None, f"unreadable: {exc}") from None
+    planner = _Planner(input_path)
     for number, raw in enumerate(raw_lines, 1):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_raw(raw)
         except json.JSONDecodeError as exc:
             raise CaseError(input_path, number, f"not JSON: {exc.msg} (column {exc.colno})") from None
         if not isinstance(obj, dict):
             raise CaseError(input_path, number, "a line must be a JSON object")
+        planner.line(number, obj)
+    return Case(name, input_path, expect_path, planner.plan(), expect)
+
+
+class _Planner:
+    """The steps of one case, line by line, with where the session's Claude Code process is."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.steps: list[Step] = []
+        self.reasons: list[str] = []
+        self.initialized = 0
+        self.session: str | None = None
+        self.prompts = 0
+        self.process = _EARLY  # the current session's Claude Code (the module's rules)
+        self.stopping = False  # the live process announced worker_shutting_down
+        self.kept_stopping = False  # ... and the case replaced it while it still ran
+        self.waiting: list[int] = []  # deferred steps no prompt has claimed yet
+        self.idle_lines = False  # an SDK line no live process could print was seen
+
+    def line(self, number: int, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         if not isinstance(kind, str):
-            raise CaseError(input_path, number, "a line needs a string 'type'")
+            raise CaseError(self.path, number, "a line needs a string 'type'")
         if kind != "adapter":
-            if session is None:
-                raise CaseError(input_path, number, "an SDK line before any session/load")
-            steps.append(Step(len(steps), number, "sdk", frozenset({CLI}), obj, session))
-            continue
+            self.sdk(number, kind, obj)
+            return
         event = obj.get("event")
         if event not in _EVENTS:
-            raise CaseError(input_path, number, f"unknown adapter event {event!r}")
+            raise CaseError(self.path, number, f"unknown adapter event {event!r}")
         sides, required = _EVENTS[event]
         for key, typ in required.items():
             if not isinstance(obj.get(key), typ):
-                raise CaseError(input_path, number, f"{event!r} needs {key!r} ({typ.__name__})")
-        if event == "initialize":
-            initialized += 1
-            if initialized > 1:
-                reasons.append("a second initialize (one ACP connection is initialized once)")
-        elif initialized == 0:
-            raise CaseError(input_path, number, f"{event!r} before initialize")
-        if event in ("session", "load"):
-            session = obj["sessionId"]
-        elif event != "initialize" and session is None:
-            raise CaseError(input_path, number, f"{event!r} before any session/load")
-        if event == "prompt":
-            prompts += 1
-            alive = True
-        elif event in _WAITS and not alive:
-            sides = sides - {CLI}  # no Claude Code process is there to take part
-        elif event in ("query_error", "query_end"):
-            alive = False
-        if event in ("permission_asked", "query_error", "query_end") and prompts == 0:
-            reasons.append(f"{event!r} before any prompt (Claude Code is not running yet at agent level)")
-        if event == "deliver_fails":
-            reasons.append("deliver_fails: a client cannot make the agent's sends fail and stay connected")
+                raise CaseError(self.path, number, f"{event!r} needs {key!r} ({typ.__name__})")
+        if event == "deliver_fails":  # any time, even before initialize: the core counts it
+            self.reasons.append("deliver_fails: a client cannot make the agent's sends fail and stay connected")
+        elif event == "initialize":
+            self.initialized += 1
+            if self.initialized > 1:
+                self.reasons.append("a second initialize (one ACP connection is initialized once)")
+        elif self.initialized == 0:
+            raise CaseError(self.path, number, f"{event!r} before initialize")
+        elif event in ("session", "load"):
+            self.release()
+            self.session = obj["sessionId"]
+            self.process, self.stopping, self.kept_stopping = _EARLY, False, False
+        elif self.session is None:
+            raise CaseError(self.path, number, f"{event!r} before any session/load")
+        sides = self.claude_code(event, sides)
         if event == "authenticated" and not obj["ok"]:
-            reasons.append("authenticated ok=false: the agent judges credentials from its own environment")
+            self.reasons.append("authenticated ok=false: the agent judges credentials from its own environment")
         if event == "load":
             for i, entry in enumerate(obj["history"]):
                 if not isinstance(entry, dict) or not isinstance(entry.get("uuid"), str):
-                    raise CaseError(input_path, number, f"history[{i}] needs a string 'uuid'")
+                    raise CaseError(self.path, number, f"history[{i}] needs a string 'uuid'")
         data = {k: v for k, v in obj.items() if k not in ("type", "event")}
-        steps.append(Step(len(steps), number, event, sides, data, session))
-    if initialized == 0:
-        raise CaseError(input_path, None, "no initialize line")
-    plan = Plan(tuple(steps), "; ".join(dict.fromkeys(reasons)) or None)
-    return Case(name, input_path, expect_path, plan, expect)
+        self.steps.append(Step(len(self.steps), number, event, sides, data, self.session))
+
+    def claude_code(self, event: str, sides: frozenset[str]) -> frozenset[str]:
+        """Move the process by an adapter event; the sides that take part in it."""
+        if event == "prompt":
+            self.prompts += 1
+            if self.process == _ENDED:  # the agent starts a new Claude Code for it
+                self.stopping = self.kept_stopping = False
+            self.process = _ALIVE
+            self.waiting.clear()  # that new process plays the deferred lines first
+        elif event in ("query_error", "query_end"):
+            if self.prompts == 0:
+                self.reasons.append(f"{event!r} before any prompt (Claude Code is not running yet at agent level)")
+            if self.kept_stopping:
+                self.reasons.append(
+                    f"{event!r} of a Claude Code that announced worker_shutting_down and was replaced while it "
+                    "still ran: an agent replaces a live Claude Code only once it ended, and that end is the loss"
+                )
+            self.process, self.stopping = _ENDED, False
+        elif event == "runtime_replaced":
+            if self.process == _ALIVE and self.stopping:
+                self.kept_stopping = True
+            return frozenset()
+        elif event == "permission_asked" and self.prompts == 0:
+            self.reasons.append("'permission_asked' before any prompt (Claude Code is not running yet at agent level)")
+        if event in _WAITS and self.process != _ALIVE:
+            return sides - {CLI}  # no Claude Code process is there to take part
+        return sides
+
+    def sdk(self, number: int, kind: str, obj: dict[str, Any]) -> None:
+        if self.session is None:
+            raise CaseError(self.path, number, "an SDK line before any session/load")
+        deferred = False
+        if self.process == _ENDED:
+            if kind == "auth_status":
+                deferred = True
+                self.waiting.append(len(self.steps))
+            elif not self.idle_lines:
+                self.idle_lines = True
+                self.reasons.append(
+                    f"an SDK line ({kind}, line {number}) while no Claude Code process runs (after query_error "
+                    "or query_end, before the next prompt: an agent starts the next one only for a prompt)"
+                )
+        elif kind == "system" and obj.get("subtype") == "worker_shutting_down":
+            self.stopping = True
+        self.steps.append(Step(len(self.steps), number, "sdk", frozenset({CLI}), obj, self.session, deferred))
+
+    def release(self) -> None:
+        """Deferred lines no prompt of their session claimed: no Claude Code ever prints them."""
+        for i in self.waiting:
+            self.steps[i] = replace(self.steps[i], sides=frozenset(), deferred=False)
+        self.waiting.clear()
+
+    def plan(self) -> Plan:
+        if self.initialized == 0:
+            raise CaseError(self.path, None, "no initialize line")
+        self.release()
+        return Plan(tuple(self.steps), "; ".join(dict.fromkeys(self.reasons)) or None)

@@ -18,8 +18,13 @@ Rules
   user message (``prompt``; its ``uuid`` is noted in ``turns.jsonl``, the adapter's turn id),
   print an SDK line, wait for an ``interrupt`` (``cancel``), send ``can_use_tool``
   (``permission_asked``) and wait for its answer (``permission_answered``), exit 1
-  (``query_error``), end the stream and exit 0 (``query_end``), stop and leave the rest to the
-  next process the adapter starts (``runtime_replaced``).
+  (``query_error``), end the stream and exit 0 (``query_end``). ``runtime_replaced`` has no
+  Claude Code part (:mod:`lifecycle.tools.conformance.cases`): after a process ended, the next one
+  the adapter starts goes on from the shared counter (first an ``auth_status`` the case put
+  between the two, then the prompt's user message).
+* Numbers are printed as the case wrote them: a case line is parsed with :func:`loads_raw`, which
+  keeps every non-integer number token (``1e400`` is no float's ``inf``), and written back with
+  :func:`dumps_raw`, which prints that token.
 * An SDK line's ``session_id`` is rewritten to the session this process was started for
   (``--session-id`` / ``--resume``), and a top-level ``uuid`` or ``user_message_uuid`` equal to
   one of the case's turn ids to the uuid of the user message the adapter sent for that prompt,
@@ -27,6 +32,8 @@ Rules
 * Waits for the adapter (an interrupt, an answer) are bounded (``WAIT_SECONDS``): on timeout the
   step is done anyway and the miss is written to ``cli.log``; the checked frames then show it.
 * The process never outlives its stdin (the adapter closing it, or dying) nor ``LIFETIME_SECONDS``.
+  One that ends by the case (``query_error``, ``query_end``) first adds its pid to ``ended`` in
+  the folder, so the kit can wait until the adapter has seen it go.
 
 Theory of operation
 -------------------
@@ -53,12 +60,57 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["LIFETIME_SECONDS", "WAIT_SECONDS", "main", "read_counter", "write_counter"]
+__all__ = [
+    "LIFETIME_SECONDS",
+    "WAIT_SECONDS",
+    "RawNumber",
+    "dumps_raw",
+    "loads_raw",
+    "main",
+    "read_counter",
+    "write_counter",
+]
 
 WAIT_SECONDS = 5.0
 LIFETIME_SECONDS = 300.0
 _POLL = 0.01
 VERSION = "2.1.999 (lifecycle conformance fake)"
+
+
+class RawNumber(float):
+    """A JSON number token as the case wrote it (``token``), with the float it names as value:
+    ``1e400`` stays ``1e400`` (its float is ``inf``, which ``json.dumps`` would print as the
+    non-JSON ``Infinity``), ``1.0E2`` stays ``1.0E2``. ``NaN``/``Infinity`` (which ``json``
+    accepts though they are not JSON) are kept as written too."""
+
+    __slots__ = ("token",)
+    token: str
+
+    def __new__(cls, token: str) -> RawNumber:
+        self = super().__new__(cls, token)
+        self.token = token
+        return self
+
+
+def loads_raw(text: str) -> Any:
+    """``json.loads`` that keeps every non-integer number as a :class:`RawNumber` (integers are
+    exact as Python ``int`` already)."""
+    return json.loads(text, parse_float=RawNumber, parse_constant=RawNumber)
+
+
+def dumps_raw(obj: Any, *, ensure_ascii: bool = True) -> str:
+    """``json.dumps`` (same separators) that prints a :class:`RawNumber` as its token."""
+    if isinstance(obj, RawNumber):
+        return obj.token
+    if isinstance(obj, dict):
+        items = (
+            f"{json.dumps(str(k), ensure_ascii=ensure_ascii)}: {dumps_raw(v, ensure_ascii=ensure_ascii)}"
+            for k, v in obj.items()
+        )
+        return "{" + ", ".join(items) + "}"
+    if isinstance(obj, (list, tuple)):
+        return "[" + ", ".join(dumps_raw(v, ensure_ascii=ensure_ascii) for v in obj) + "]"
+    return json.dumps(obj, ensure_ascii=ensure_ascii)
 
 
 def read_counter(path: Path) -> int:
@@ -124,11 +176,18 @@ def _stream_of(line: dict[str, Any]) -> list[dict[str, Any]]:
     message = line.get("message")
     if line.get("type") != "assistant" or not isinstance(message, dict) or "stop_details" not in message:
         return []
-    common = {"type": "stream_event", "session_id": line.get("session_id"),
-              "parent_tool_use_id": line.get("parent_tool_use_id"), "uuid": f"{line.get('uuid')}-stream"}
+    common = {
+        "type": "stream_event",
+        "session_id": line.get("session_id"),
+        "parent_tool_use_id": line.get("parent_tool_use_id"),
+        "uuid": f"{line.get('uuid')}-stream",
+    }
     start = {k: v for k, v in message.items() if k not in ("content", "stop_details")}
-    delta = {"stop_reason": message.get("stop_reason"), "stop_sequence": None,
-             "stop_details": message.get("stop_details")}
+    delta = {
+        "stop_reason": message.get("stop_reason"),
+        "stop_sequence": None,
+        "stop_details": message.get("stop_details"),
+    }
     return [
         {**common, "event": {"type": "message_start", "message": {**start, "content": []}}},
         {**common, "event": {"type": "message_delta", "delta": delta, "usage": message.get("usage") or {}}},
@@ -139,7 +198,7 @@ def _stream_of(line: dict[str, Any]) -> list[dict[str, Any]]:
 class FakeCli:
     def __init__(self, folder: Path, argv: list[str], out: TextIO) -> None:
         self.folder = folder
-        self.steps: list[dict[str, Any]] = json.loads((folder / "script.json").read_text())["steps"]
+        self.steps: list[dict[str, Any]] = loads_raw((folder / "script.json").read_text())["steps"]
         self.out = out
         self.session = _arg(argv, "--session-id") or _arg(argv, "--resume")
         self.partial = "--include-partial-messages" in argv
@@ -165,7 +224,7 @@ class FakeCli:
 
     def send(self, obj: dict[str, Any]) -> None:
         with self.write_lock:
-            self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self.out.write(dumps_raw(obj, ensure_ascii=False) + "\n")
             self.out.flush()
 
     def drained(self) -> None:
@@ -219,8 +278,12 @@ class FakeCli:
         subtype = str(request.get("subtype"))
         self.log(f"control_request {subtype}")
         body = _initialize_response() if subtype == "initialize" else dict(_RESPONSES.get(subtype, {}))
-        self.send({"type": "control_response",
-                   "response": {"subtype": "success", "request_id": msg.get("request_id"), "response": body}})
+        self.send(
+            {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": msg.get("request_id"), "response": body},
+            }
+        )
         with self.cond:
             if subtype == "initialize":
                 self.initialized = True
@@ -278,12 +341,12 @@ class FakeCli:
             if self.eof and step["kind"] == "prompt" and len(self.users) <= self.taken:
                 break
             code = self.play(n, step)
+            if code is not None:  # noted as ended before the step counts as done: the kit waits for the reaping
+                self.mark_ended()
             write_counter(cli_step, n + 1)
             self.log(f"step {n} {step['kind']} done")
             if code is not None:
                 self.finish(code)
-            if step["kind"] == "runtime_replaced":
-                break
         self.wait(lambda: False, LIFETIME_SECONDS - (time.monotonic() - started))
         return 0
 
@@ -323,9 +386,19 @@ class FakeCli:
             name, tool_input = self.tool_use(n, tool)
             request_id = f"perm-{n}"
             self.asked[tool] = request_id
-            self.send({"type": "control_request", "request_id": request_id,
-                       "request": {"subtype": "can_use_tool", "tool_name": name, "input": tool_input,
-                                   "tool_use_id": tool, "permission_suggestions": []}})
+            self.send(
+                {
+                    "type": "control_request",
+                    "request_id": request_id,
+                    "request": {
+                        "subtype": "can_use_tool",
+                        "tool_name": name,
+                        "input": tool_input,
+                        "tool_use_id": tool,
+                        "permission_suggestions": [],
+                    },
+                }
+            )
         elif kind == "permission_answered":
             asked = self.asked.get(data["toolUseId"])
             if asked is not None and not self.wait(lambda: asked in self.answers, WAIT_SECONDS):
@@ -359,6 +432,10 @@ class FakeCli:
                 if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") == tool:
                     return str(block.get("name", "Bash")), dict(block.get("input") or {})
         return "Bash", {}
+
+    def mark_ended(self) -> None:
+        with (self.folder / "ended").open("a") as f:
+            f.write(f"{os.getpid()}\n")
 
     def finish(self, code: int) -> None:
         self.log(f"exit {code}")
@@ -398,8 +475,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rest = _without(args[1:], "--conformance-dir")
     if rest[:2] == ["auth", "status"]:  # ``claude auth status --json``: the placeholder key of the kit
-        print(json.dumps({"loggedIn": False, "authMethod": "api_key", "apiProvider": "firstParty",
-                          "apiKeySource": "ANTHROPIC_API_KEY"}))
+        print(
+            json.dumps(
+                {
+                    "loggedIn": False,
+                    "authMethod": "api_key",
+                    "apiProvider": "firstParty",
+                    "apiKeySource": "ANTHROPIC_API_KEY",
+                }
+            )
+        )
         return 0
     folder = _arg(args, "--conformance-dir") or os.environ.get("LIFECYCLE_CONFORMANCE_DIR")
     if not folder:

@@ -5,9 +5,11 @@ Rules
 -----
 * Each case gets its own folder: ``home`` (``HOME``), ``config`` (``CLAUDE_CONFIG_DIR``, where
   ``load`` transcripts are written as Claude Code keeps them:
-  ``projects/<sanitised realpath of cwd>/<session uuid>.jsonl``), ``project`` (the session's
+  ``projects/<sanitised realpath of cwd>/<session uuid>.jsonl``, a subagent's messages in
+  ``<session uuid>/subagents/``: :func:`transcript_files`), ``project`` (the session's
   ``cwd``), the fake CLI's launcher ``claude`` (named by ``LIFECYCLE_ACP_CLI`` and
-  ``CLAUDE_CODE_EXECUTABLE``), ``script.json`` and the progress counters.
+  ``CLAUDE_CODE_EXECUTABLE``; its folder is first on ``PATH``), ``script.json`` and the progress
+  counters.
 * The agent runs in its own process group with inherited ``ANTHROPIC_*``, ``CLAUDE_*`` and
   ``LIFECYCLE_ACP_*`` variables removed, a placeholder API key and an API URL on 127.0.0.1 that
   nothing serves (the fake CLI never calls it).
@@ -18,6 +20,15 @@ Rules
 * Checked messages are the agent's ``session/update`` notifications and its responses to
   ``session/prompt``, in arrival order, after id mapping (:func:`map_ids`); ``forbid`` is held
   against their JSON text, as check.py holds it against ``lifecycle trace``'s output.
+* What the client sends carries the case's numbers as the case wrote them
+  (:func:`~lifecycle.tools.conformance.fake_cli.dumps_raw`). An error answer whose id is null (the
+  agent could not read a request: a parse error) answers the latest request still waiting, and is
+  checked as that request's answer. An error answer to ``initialize`` does not stop the case: it
+  is noted, and the case's expectations give the verdict.
+* Before each client step the kit waits (bounded) until every fake CLI that ended by the case
+  (``query_error``, ``query_end``) has been reaped by the agent, then until the agent is quiet
+  (nothing since its last frame and since Claude Code's last step): the agent has seen its Claude
+  Code go, and has said what it had to, before the client acts.
 * Id mapping: the session id the agent returned (or the uuid the kit loaded) becomes the case's
   ``sessionId``; the response to the k-th ``session/prompt`` gets the k-th ``turnId`` as its id;
   the ``uuid`` of the user message the fake CLI received for that prompt (the adapter's turn id,
@@ -31,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -46,11 +58,12 @@ from typing import Any
 from . import fake_cli
 from .cases import CLI, CLIENT, Case, Step
 from .expect import check
-from .fake_cli import read_counter, write_counter
+from .fake_cli import dumps_raw, read_counter, write_counter
 
-__all__ = ["Outcome", "RunOptions", "map_ids", "run_case", "transcript_lines"]
+__all__ = ["Outcome", "RunOptions", "map_ids", "run_case", "transcript_files"]
 
 _STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "LIFECYCLE_ACP_")
+_REAP_SECONDS = 2.0
 _SANITISE = re.compile(r"[^a-zA-Z0-9]")
 
 
@@ -120,6 +133,7 @@ class _Client:
                 except json.JSONDecodeError:
                     self.not_json += 1
                     continue
+                msg = self._answering(msg)
                 self.frames.append(_Frame(msg, len(self.prompt_ids)))
                 await self._route(msg)
                 self.changed.set()
@@ -129,6 +143,15 @@ class _Client:
             for fut in self.pending.values():
                 if not fut.done():
                     fut.set_exception(CaseFailed("the agent closed its stdout"))
+
+    def _answering(self, msg: Any) -> Any:
+        """An error answer with id null (JSON-RPC: the request could not be read) as the answer to
+        the latest request still waiting (the kit's requests carry increasing ids)."""
+        if isinstance(msg, dict) and "id" in msg and msg["id"] is None and "error" in msg and "method" not in msg:
+            waiting = [k for k, fut in self.pending.items() if not fut.done()]
+            if waiting:
+                return {**msg, "id": max(waiting)}
+        return msg
 
     async def _route(self, msg: Any) -> None:
         if not isinstance(msg, dict):
@@ -147,7 +170,7 @@ class _Client:
     async def send(self, obj: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write((json.dumps(obj) + "\n").encode())
+            self.proc.stdin.write((dumps_raw(obj) + "\n").encode())
             await self.proc.stdin.drain()
         except (ConnectionError, RuntimeError) as exc:
             raise CaseFailed(f"the agent stopped reading its stdin ({type(exc).__name__})") from None
@@ -178,29 +201,54 @@ class _Client:
                 await asyncio.wait_for(self.changed.wait(), min(left, 0.02))
         return True
 
-    async def settle(self) -> None:
-        """Wait until the agent has been quiet for ``quiet`` seconds (bounded)."""
+    async def settle(self, counter: Path | None = None) -> None:
+        """Wait until the agent has been quiet for ``quiet`` seconds (bounded), counted from its
+        last frame and, with ``counter``, from Claude Code's last step (the counter file's change):
+        a frame still in the pipe, not read yet, must not pass for quiet."""
         end = time.monotonic() + self.opts.step_timeout
+        since = self.last_frame
+        if counter is not None:
+            with contextlib.suppress(OSError):
+                since = max(since, time.monotonic() - (time.time() - counter.stat().st_mtime))
         while time.monotonic() < end and not self.gone.is_set():
-            idle = time.monotonic() - self.last_frame
+            idle = time.monotonic() - max(since, self.last_frame)
             if idle >= self.opts.quiet:
                 return
             await asyncio.sleep(self.opts.quiet - idle)
 
 
-def transcript_lines(history: list[dict[str, Any]], session_id: str, cwd: str) -> list[str]:
-    """A ``load`` history as Claude Code's transcript lines (oldest first, chained by ``parentUuid``)."""
-    lines = []
-    parent: str | None = None
+def transcript_files(history: list[dict[str, Any]], session_id: str, cwd: str) -> dict[str, str]:
+    """A ``load`` history as the files Claude Code keeps for a session: path (relative to the
+    project's folder under ``projects/``) -> text, one JSON line a message, oldest first.
+
+    As Claude Code 2.1.332 writes them (``tests/e2e/test_subagents.py`` checks the real layout):
+    the top-level messages go to ``<session>.jsonl``, chained by ``parentUuid``; a subagent's
+    messages (the case gives them ``parent_tool_use_id``, the id of the Agent tool use that ran
+    the subagent) go to ``<session>/subagents/agent-<agentId>.jsonl``, chained on their own and
+    marked ``isSidechain`` with the ``agentId``, beside an ``agent-<agentId>.meta.json`` whose
+    ``toolUseId`` names that Agent call. The SDK's ``get_session_messages`` reads the first file
+    only; its ``get_subagent_messages`` reads a subagent's.
+    """
+    files: dict[str, list[str]] = {}
+    parents: dict[str, str | None] = {}
     for i, entry in enumerate(history):
+        spawner = entry.get("parent_tool_use_id")
+        agent = "a" + hashlib.sha256(str(spawner).encode()).hexdigest()[:16] if spawner is not None else None
+        name = f"{session_id}.jsonl" if agent is None else f"{session_id}/subagents/agent-{agent}.jsonl"
+        if agent is not None and name not in files:
+            meta = {"agentType": "general-purpose", "toolUseId": spawner}
+            files[f"{session_id}/subagents/agent-{agent}.meta.json"] = [json.dumps(meta, ensure_ascii=False)]
         row = {k: v for k, v in entry.items() if k not in ("session_id", "parent_tool_use_id")}
         row.update({
-            "parentUuid": parent, "sessionId": session_id, "isSidechain": False, "userType": "external",
-            "cwd": cwd, "version": "2.1.999", "timestamp": f"2026-01-01T00:00:{i % 60:02d}.000Z",
+            "parentUuid": parents.get(name), "sessionId": session_id, "isSidechain": agent is not None,
+            "userType": "external", "cwd": cwd, "version": "2.1.999",
+            "timestamp": f"2026-01-01T00:00:{i % 60:02d}.000Z",
         })
-        lines.append(json.dumps(row, ensure_ascii=False))
-        parent = entry["uuid"]
-    return lines
+        if agent is not None:
+            row["agentId"] = agent
+        files.setdefault(name, []).append(dumps_raw(row, ensure_ascii=False))
+        parents[name] = entry["uuid"]
+    return {name: "\n".join(lines) + "\n" for name, lines in files.items()}
 
 
 def _deep_replace(obj: Any, mapping: dict[str, str]) -> Any:
@@ -280,6 +328,8 @@ def _agent_env(folder: Path, launcher: Path) -> dict[str, str]:
         "CLAUDE_CONFIG_DIR": str(folder / "config"),
         "LIFECYCLE_ACP_CLI": str(launcher),
         "CLAUDE_CODE_EXECUTABLE": str(launcher),
+        # an adapter that takes no executable path finds `claude` on PATH: the launcher first
+        "PATH": os.pathsep.join([str(launcher.parent), *filter(None, [os.environ.get("PATH")])]),
         "ANTHROPIC_API_KEY": "sk-conformance-placeholder",
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "LIFECYCLE_CONFORMANCE_DIR": str(folder),
@@ -297,9 +347,9 @@ def _write_script(case: Case, folder: Path) -> None:
         steps.append(row)
         if CLIENT in step.sides:
             last_client = step.index + 1
-        if CLI in step.sides:
+        if CLI in step.sides and not step.deferred:
             last_cli = step.index + 1
-    (folder / "script.json").write_text(json.dumps({"case": case.name, "steps": steps}))
+    (folder / "script.json").write_text(dumps_raw({"case": case.name, "steps": steps}))
     write_counter(folder / "client.step", 0)
     write_counter(folder / "cli.step", 0)
     (folder / "sessions.json").write_text("{}")
@@ -317,13 +367,15 @@ class _Run:
         self.cancelled_prompt = False
         self.client: _Client | None = None
         self.notes: list[str] = []
+        self.reaped: set[int] = set()  # fake CLIs that ended and were waited for
 
     async def drive(self, client: _Client) -> None:
         self.client = client
         for step in self.case.plan.steps:
             if CLIENT in step.sides:
                 await self.wait_cli(self._cli_before(step), step)
-                await client.settle()
+                await self.wait_reaped()
+                await client.settle(self.folder / "cli.step")
                 await self.client_part(step)
             write_counter(self.folder / "client.step", step.index + 1)
         last_cli = max((s.index + 1 for s in self.case.plan.steps if CLI in s.sides), default=0)
@@ -336,7 +388,20 @@ class _Run:
         await client.settle()
 
     def _cli_before(self, step: Step) -> int:
-        return max((s.index + 1 for s in self.case.plan.steps[: step.index] if CLI in s.sides), default=0)
+        earlier = self.case.plan.steps[: step.index]
+        return max((s.index + 1 for s in earlier if CLI in s.sides and not s.deferred), default=0)
+
+    async def wait_reaped(self) -> None:
+        """Wait (at most ``_REAP_SECONDS``, once for each) until every fake CLI that ended by the
+        case is gone from the process table: the agent reaped it, so it knows its Claude Code ended."""
+        assert self.client is not None
+        try:
+            ended = {int(p) for p in (self.folder / "ended").read_text().split()} - self.reaped
+        except (OSError, ValueError):
+            return
+        self.reaped |= ended
+        if not await self.client.until(lambda: not any(_unreaped(pid, self.folder) for pid in ended), _REAP_SECONDS):
+            self.notes.append("a Claude Code process that ended was not reaped by the agent")
 
     async def wait_cli(self, target: int, step: Step | None) -> None:
         assert self.client is not None
@@ -364,8 +429,8 @@ class _Run:
                 "protocolVersion": 1, "clientCapabilities": data.get("clientCapabilities"),
                 "clientInfo": {"name": "lifecycle-conformance", "version": "1"},
             })
-            if "error" in reply:
-                raise CaseFailed(f"initialize failed: {json.dumps(reply['error'])[:200]}")
+            if "error" in reply:  # noted: the expectations give the verdict
+                self.notes.append(f"initialize answered {json.dumps(reply['error'])[:200]}")
             self.auth_methods = list((reply.get("result") or {}).get("authMethods") or [])
         elif step.kind == "session":
             reply = await client.call("session/new", {"cwd": str(self.project), "mcpServers": []})
@@ -378,7 +443,9 @@ class _Run:
             cwd = os.path.realpath(self.project)
             where = self.folder / "config" / "projects" / _SANITISE.sub("-", cwd)
             where.mkdir(parents=True, exist_ok=True)
-            (where / f"{sid}.jsonl").write_text("\n".join(transcript_lines(data["history"], sid, cwd)) + "\n")
+            for name, text in transcript_files(data["history"], sid, cwd).items():
+                (where / name).parent.mkdir(parents=True, exist_ok=True)
+                (where / name).write_text(text)
             self.bind(sid, data["sessionId"])
             reply = await client.call("session/load", {"sessionId": sid, "cwd": str(self.project), "mcpServers": []})
             if "error" in reply:
@@ -461,6 +528,19 @@ async def _stop(proc: asyncio.subprocess.Process, folder: Path) -> None:
     _kill_fake_clis(folder)
 
 
+def _unreaped(pid: int, folder: Path) -> bool:
+    """Whether the fake CLI ``pid`` of ``folder`` is still in the process table (running or a
+    zombie nobody waited for); a pid taken again by another process counts as reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            return True
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, IndexError):
+        return False
+    return b"fake_cli" in cmdline and str(folder).encode() in cmdline
+
+
 def _kill_fake_clis(folder: Path) -> None:
     """Kill by pid every fake CLI of this case still alive (its command line names the folder)."""
     try:
@@ -521,7 +601,7 @@ async def run_case(case: Case, opts: RunOptions, folder: Path) -> Outcome:
     (folder / "messages.jsonl").write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages))
     (folder / "frames.jsonl").write_text("".join(line + "\n" for line in client.raw))
     if failure is not None:
-        return Outcome(case.name, "FAIL", failure, seconds)
+        return Outcome(case.name, "FAIL", "; ".join([failure, *run.notes]), seconds)
     if client.not_json:
         reason = f"the agent wrote {client.not_json} stdout line(s) that are not JSON"
         return Outcome(case.name, "FAIL", reason, seconds)
