@@ -474,17 +474,14 @@ class AdapterSession(RuleBasedStateMachine):
 
     @rule(which=st.sampled_from(sorted(FAILURES)))
     def a_subagent_reports_a_failure(self, which: str) -> None:
-        """Subagent traffic is not the top-level transcript: it changes nothing."""
+        """Subagent traffic is not the top-level transcript: it changes nothing (it sends nothing,
+        and the ledger, its held turn failure included, is as it was)."""
         kind, text = FAILURES[which]
         self._settling(False)
-
-        def shown() -> Any:
-            return [(a.id, a.revision, a.state) for a in self.ledger.active], self.ledger.turn
-
-        before = shown()
+        before = ledger_fingerprint(self.ledger)
         subagent = Assistant(text=text, model="<synthetic>", error=kind, top_level=False)
         self.feed("a_subagent_reports_a_failure", subagent)
-        assert self.sent == [] and shown() == before
+        assert self.sent == [] and ledger_fingerprint(self.ledger) == before
 
     @rule()
     def the_runtime_is_replaced(self) -> None:
@@ -655,13 +652,20 @@ class AdapterSession(RuleBasedStateMachine):
         if ok:
             self.windows[window] = (rec.id, title, resets_at)
 
-    @rule(recovered=st.booleans(), limits=st.integers(1, 3), orphan=st.booleans())
-    def the_client_loads_a_history_with_usage_limits(self, recovered: bool, limits: int, orphan: bool) -> None:
+    @rule(recovered=st.booleans(), limits=st.integers(1, 3), orphan=st.booleans(), subagent=st.booleans())
+    def the_client_loads_a_history_with_usage_limits(
+        self, recovered: bool, limits: int, orphan: bool, subagent: bool = False
+    ) -> None:
+        """``subagent``: a subagent met the limit too (its message names the Agent call): not the
+        top-level transcript, so no record of its own (issue 34, point 2)."""
         history: list[dict[str, Any]] = []
         for i in range(limits):
             if not (orphan and i == 0):
                 history.append({"type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": "go"}})
             synthetic = {"model": "<synthetic>", "content": LIMIT}
+            if subagent:
+                history.append({"type": "assistant", "uuid": f"sub{i}", "message": synthetic,
+                                "parent_tool_use_id": "toolu_agent"})
             history.append({"type": "assistant", "uuid": f"m{i}", "message": synthetic})
         if recovered:
             history.append({"type": "assistant", "uuid": "a", "message": {"model": "claude-x", "content": "ok"}})

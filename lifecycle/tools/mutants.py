@@ -494,6 +494,15 @@ def _window_repeat_published(p: _Patches) -> None:
     p.attr(ledger_mod.SessionLedger, "_remember_window", remember_window)
 
 
+
+def _subagent_failure_is_the_turns(p: _Patches) -> None:
+    orig = _handler(Assistant)
+
+    def on_assistant(self: Any, ev: Assistant) -> None:
+        orig(self, dataclasses.replace(ev, top_level=True))  # "every assistant message is the session's"
+
+    p.item(ledger_mod._HANDLERS, Assistant, on_assistant)
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("recovery_on_wrong_event", "a successful auth_status also ends transport-loss incidents",
            _recovery_on_wrong_event),
@@ -550,6 +559,8 @@ MUTANTS: tuple[Mutant, ...] = (
            _refused_question_published),
     Mutant("window_repeat_published", "an identical usage-limit window report is published again",
            _window_repeat_published),
+    Mutant("subagent_failure_is_the_turns", "a subagent's usage-limit message is taken as the session's own",
+           _subagent_failure_is_the_turns),
 )
 
 

@@ -352,6 +352,14 @@ ACTIONS: tuple[Action, ...] = (
         "claude_failure",
         turn_frame=True,
     ),
+    # A subagent's failure, in a turn or in the background (issue 31): its message names the Agent
+    # call that ran it; not the top-level transcript, so it changes nothing (.subagents).
+    Action(
+        "subagent_failure",
+        lambda w: ({**_assistant(LIMIT_TEXT, "<synthetic>", "rate_limit"), "parent_tool_use_id": "toolu_agent"},),
+        _unless_waiting(_alive),
+        publishes_nothing=True,
+    ),
     # Claude's failure with no prompt running: a session-scoped (background) record.
     Action(
         "background_failure",

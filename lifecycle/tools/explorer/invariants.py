@@ -51,6 +51,7 @@ from ...wire import (
 from ...wire import Action as WireAction
 from .actions import Step, drain, outcome, question_id
 from .classification import CLASSIFICATION_CHECKS, CLASSIFICATION_TARGETS
+from .subagents import SUBAGENT_CHECKS, SUBAGENT_TARGETS
 from .windows import WINDOW_CHECKS, WINDOW_TARGETS
 from .world import (
     ANSWER_TEXT,
@@ -776,16 +777,10 @@ def _outcomes(s: Step) -> list[str]:
 
 TARGETS: tuple[Target, ...] = (
     Target("warning_active", "an api_retry warning is active", lambda s: _active_with(s, "retrying")),
-    Target(
-        "warning_updated",
-        "a warning was updated in place (revision 2)",
-        lambda s: _active_with(s, "retrying", None, 2),
-    ),
-    Target(
-        "warning_became_error",
-        "a terminal failure updated the turn's warning with a higher revision",
-        lambda s: any(t[1:] == ("retrying", "failed", "fail") for t in s.recorder.transitions),
-    ),
+    Target("warning_updated", "a warning was updated in place (revision 2)",
+           lambda s: _active_with(s, "retrying", None, 2)),
+    Target("warning_became_error", "a terminal failure updated the turn's warning with a higher revision",
+           lambda s: any(t[1:] == ("retrying", "failed", "fail") for t in s.recorder.transitions)),
     Target("quota_active", "a usage-limit failure waits for a real model answer",
            lambda s: _active_with(s, "failed", Recovery.REAL_MODEL_ANSWER)),
     Target("auth_active", "an authentication failure waits for auth_status",
@@ -894,6 +889,7 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
-for _check in CLASSIFICATION_CHECKS + WINDOW_CHECKS:  # issue 21's (.classification), issue 32's (.windows)
+# Issue 21's (.classification), issue 32's (.windows), issue 31's (.subagents):
+for _check in CLASSIFICATION_CHECKS + WINDOW_CHECKS + SUBAGENT_CHECKS:
     invariant(_check)
-TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS + WINDOW_TARGETS)
+TARGETS = TARGETS + tuple(Target(*t) for t in CLASSIFICATION_TARGETS + WINDOW_TARGETS + SUBAGENT_TARGETS)
