@@ -218,6 +218,20 @@ class _Runtime:
             raise RuntimeError("this Claude SDK cannot change the effort of a running session")
         await send({"subtype": "apply_flag_settings", "settings": {"effortLevel": level}})
 
+    async def generate_title(self, description: str) -> str | None:
+        """Claude Code's title for a session about ``description``, stored in its transcript
+        (``generate_session_title``, the control request the reference adapter's SDK sends; the
+        Python SDK has no call for it). None when it gives none."""
+        query: Any = getattr(self._client, "_query", None)
+        send = getattr(query, "_send_control_request", None)
+        if send is None:
+            return None
+        answer = await asyncio.wait_for(
+            send({"subtype": "generate_session_title", "description": description, "persist": True}), 120
+        )
+        title = answer.get("title") if isinstance(answer, dict) else None
+        return title if isinstance(title, str) else None
+
     async def close(self) -> None:
         self._stop.set()
         self._go.set()

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import structlog
@@ -27,6 +27,7 @@ from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
 from .stream import StreamRenderer, TurnUsage
+from .titles import SessionTitle
 from .translate import Step, runtime_end, translate
 
 log = structlog.get_logger("lifecycle.agent")
@@ -75,6 +76,7 @@ class _Session:
         self.mcp = McpServers()  # the client's MCP servers (set by session/new, load)
         self.own_turns = OwnTurns()  # Claude Code's own turns (background.py)
         self.compaction = ContextCompaction()  # its compactions (compaction.py; set by session/new, load)
+        self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -163,6 +165,15 @@ class _Session:
         """Send transcript updates that are not the ledger's (chunks, tool calls, plan, usage)."""
         if updates and not self.closed:
             await self.publisher.show(updates)
+
+    async def _show_one(self, update: Mapping[str, Any]) -> None:
+        await self.show([dict(update)])
+
+    async def _stored_title(self) -> str | None:
+        """The title Claude Code stored for this session (generated or a user's ``/rename``)."""
+        info = await asyncio.to_thread(sdk_function("get_session_info"), self.id, directory=self.cwd)
+        title = getattr(info, "custom_title", None)
+        return title if isinstance(title, str) else None
 
     # -------------------------------------------------------------- starting Claude Code
 
@@ -381,6 +392,8 @@ class _Session:
                 await rt.send(turn_id, content)
             except Exception as exc:
                 await self.feed(from_sdk_exception(exc), runtime=rt.generation)
+            else:
+                self.title.prompt_sent(content, rt.generate_title)
         except Exception as exc:  # an adapter bug: the ledger settles it as an internal error
             log.error("prompt.internal_error", session_id=self.id, error_type=type(exc).__name__)
             with contextlib.suppress(Exception):
@@ -425,6 +438,7 @@ class _Session:
             with contextlib.suppress(Exception):
                 await self.feed(Cancelled())
         self.closed = True
+        await self.title.close()
         await self.permissions.withdraw()
         if self.runtime is not None:
             await self.runtime.close()

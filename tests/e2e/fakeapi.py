@@ -68,6 +68,19 @@ REST_TEXT = " ...and here is the rest of the answer."
 PARTIAL_TEXT = "Partial ans"
 TOOL_TEXT = "Let me read the file."
 READ_FILE_NAME = "hello.txt"
+#: What Claude Code's session-title request says (CLI 2.1.332's system prompt for it).
+TITLE_SYSTEM = "You are naming a coding session"
+#: How many words of the session's text the fake API's title keeps.
+TITLE_WORDS = 4
+
+
+def fake_title(rec: RequestRecord) -> str:
+    """The fake API's title for a session-title request: the first :data:`TITLE_WORDS` words
+    of the ``<session>`` text Claude Code sent, so a test knows it from its own prompt."""
+    text = json.dumps((rec.body or {}).get("messages"))
+    found = re.search(r"<session>\\n(.*?)\\n</session>", text)
+    words = (json.loads(f'"{found.group(1)}"') if found else "").split()
+    return " ".join(words[:TITLE_WORDS]) or "Untitled"
 
 CREDIT_MSG = (
     "Your credit balance is too low to access the Anthropic API. "
@@ -128,6 +141,18 @@ class RequestRecord:
     @property
     def is_messages(self) -> bool:
         return self.method == "POST" and self.route == "/v1/messages"
+
+    @property
+    def is_title(self) -> bool:
+        """Claude Code's session-title side request (its system prompt names the session; the
+        answer is a JSON object with one ``title``), asked for by ``generate_session_title``."""
+        body = self.body if isinstance(self.body, dict) else {}
+        schema = ((body.get("output_config") or {}).get("format") or {}).get("schema") or {}
+        return (
+            self.is_messages
+            and list(schema.get("properties") or {}) == ["title"]
+            and TITLE_SYSTEM in json.dumps(body.get("system"))
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -613,7 +638,9 @@ class _Handler(BaseHTTPRequestHandler):
                 body = None
         rec = api._record(self.command, self.path, dict(self.headers.items()), raw, body)
         try:
-            if rec.is_messages:
+            if rec.is_title:  # a side request: answered here, the scenario's replies untouched
+                reply = text_reply(json.dumps({"title": fake_title(rec)}))
+            elif rec.is_messages:
                 reply = api._reply_for(rec)
             elif self.command == "POST" and rec.route == "/v1/messages/count_tokens":
                 reply = _JSONReply(200, {"input_tokens": 12})
@@ -844,9 +871,16 @@ class FakeAnthropicAPI:
 
     @property
     def message_requests(self) -> list[RequestRecord]:
-        """The ``POST /v1/messages`` requests, in order."""
+        """The ``POST /v1/messages`` requests, in order (not the session-title side requests:
+        :attr:`title_requests`)."""
         with self._lock:
-            return [r for r in self.requests if r.is_messages]
+            return [r for r in self.requests if r.is_messages and not r.is_title]
+
+    @property
+    def title_requests(self) -> list[RequestRecord]:
+        """Claude Code's session-title side requests, in order."""
+        with self._lock:
+            return [r for r in self.requests if r.is_title]
 
     def wait_for_requests(self, n: int, timeout: float = 10.0) -> bool:
         """Block until at least ``n`` ``POST /v1/messages`` requests arrived."""

@@ -67,7 +67,14 @@ def turn_frame(m: dict[str, Any]) -> bool:
     if not isinstance(update, dict):
         return True
     rate_limit = update.get("sessionUpdate") == "usage_update" and "rateLimits" in (update.get("_meta") or {})
-    return not (update.get("sessionUpdate") in SESSION_STATE_KINDS or rate_limit)
+    return not (update.get("sessionUpdate") in SESSION_STATE_KINDS or rate_limit or is_title_update(update))
+
+
+def is_title_update(update: dict[str, Any]) -> bool:
+    """Whether ``update`` is the session's title (a ``session_info_update`` with a ``title`` and
+    no record; tests/e2e/test_titles.py checks those), which comes whenever Claude Code has named
+    the session, not at a fixed point of a turn."""
+    return update.get("sessionUpdate") == "session_info_update" and "title" in update and "_meta" not in update
 
 
 def is_prompt_suggestion(request: RequestRecord) -> bool:
@@ -119,7 +126,7 @@ class Outcome:
     def info_records(self) -> list[SessionFailure]:
         out = []
         for u in self.updates:
-            if u["sessionUpdate"] == "session_info_update":
+            if u["sessionUpdate"] == "session_info_update" and not is_title_update(u):
                 record = read_record(u.get("_meta"))
                 assert record is not None, u
                 out.append(record)
