@@ -68,6 +68,9 @@ REST_TEXT = " ...and here is the rest of the answer."
 PARTIAL_TEXT = "Partial ans"
 TOOL_TEXT = "Let me read the file."
 READ_FILE_NAME = "hello.txt"
+#: The prefix of the Anthropic API's unified rate-limit response headers.
+UNIFIED_PREFIX = "anthropic-ratelimit-unified-"
+
 #: What Claude Code's session-title request says (CLI 2.1.332's system prompt for it).
 TITLE_SYSTEM = "You are naming a coding session"
 #: How many words of the session's text the fake API's title keeps.
@@ -81,6 +84,7 @@ def fake_title(rec: RequestRecord) -> str:
     found = re.search(r"<session>\\n(.*?)\\n</session>", text)
     words = (json.loads(f'"{found.group(1)}"') if found else "").split()
     return " ".join(words[:TITLE_WORDS]) or "Untitled"
+
 
 CREDIT_MSG = (
     "Your credit balance is too low to access the Anthropic API. "
@@ -639,7 +643,7 @@ class _Handler(BaseHTTPRequestHandler):
         rec = api._record(self.command, self.path, dict(self.headers.items()), raw, body)
         try:
             if rec.is_title:  # a side request: answered here, the scenario's replies untouched
-                reply = text_reply(json.dumps({"title": fake_title(rec)}))
+                reply = text_reply(json.dumps({"title": fake_title(rec)}), headers=api._side_request_headers())
             elif rec.is_messages:
                 reply = api._reply_for(rec)
             elif self.command == "POST" and rec.route == "/v1/messages/count_tokens":
@@ -659,6 +663,8 @@ class _Handler(BaseHTTPRequestHandler):
         rec = getattr(self, "_rec", None)
         if rec is not None:
             rec.reply_status, rec.reply_headers = status, dict(headers)
+            if rec.is_messages and not rec.is_title:
+                self.server.api._note_unified(headers)
         for k, v in headers.items():
             self.send_header(k, v)
         self.end_headers()
@@ -796,6 +802,8 @@ class FakeAnthropicAPI:
         self._thread: threading.Thread | None = None
         self._port: int | None = None
         self._n_messages = 0
+        #: The unified rate-limit headers of the last ``/v1/messages`` answer sent (None: none yet).
+        self._unified: dict[str, str] | None = None
 
         if isinstance(scenario, str):
             if scenario not in SCENARIOS:
@@ -920,6 +928,26 @@ class FakeAnthropicAPI:
                 rec.max_tokens = body.get("max_tokens")
             self.requests.append(rec)
             return rec
+
+    def _note_unified(self, headers: dict[str, str]) -> None:
+        with self._lock:
+            self._unified = {k: v for k, v in headers.items() if k.lower().startswith(UNIFIED_PREFIX)}
+            self._lock.notify_all()
+
+    def _side_request_headers(self, timeout: float = 5.0) -> dict[str, str]:
+        """The rate-limit headers a side request's answer carries: those of the last answer to
+        the scenario's requests, as the real API reports one account's state on every answer. A
+        side request that comes before any such answer waits for the first (at most ``timeout``
+        seconds), so an answer without them never reads to Claude Code as a window's change
+        between two scripted readings (it emits a ``rate_limit_event`` on every change)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self._unified is None and not self._stopping.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return {}
+                self._lock.wait(min(left, 0.1))
+            return dict(self._unified or {})
 
     def _reply_for(self, rec: RequestRecord) -> Reply:
         with self._lock:

@@ -171,3 +171,54 @@ def test_every_scenario_name_and_jwt() -> None:
     pad = lambda s: s + "=" * (-len(s) % 4)  # noqa: E731
     assert json.loads(base64.urlsafe_b64decode(pad(payload))) == {"aud": "claude-gateway", "sub": "fake-user"}
     assert json.loads(base64.urlsafe_b64decode(pad(head)))["alg"] == "none" and sig == "sig"
+
+
+TITLE_BODY = {
+    **BODY,
+    "system": [{"type": "text", "text": "You are naming a coding session. Reply with JSON."}],
+    "messages": [{"role": "user", "content": "<session>\nread notes.txt\n</session>"}],
+    "output_config": {"format": {"type": "json_schema", "schema": {"properties": {"title": {"type": "string"}}}}},
+}
+UNIFIED = {
+    "anthropic-ratelimit-unified-status": "allowed_warning",
+    "anthropic-ratelimit-unified-5h-utilization": "0.9",
+}
+
+
+def test_a_title_request_before_any_answer_waits_and_carries_the_accounts_reading() -> None:
+    """The CI run of stop 42 failed once: Claude Code's title side request was answered before the
+    scenario's first answer, without rate-limit headers, and Claude Code read that as a window's
+    change (an extra ``rate_limit_event``). The real API reports the account's state on every
+    answer, so the fake's side answers carry the last reading, and one that comes first waits."""
+    from threading import Thread
+
+    from .fakeapi import text_reply
+
+    with FakeAnthropicAPI([text_reply("first", headers=dict(UNIFIED)), text_reply("second")]) as api:
+        got: dict[str, object] = {}
+
+        def ask_title() -> None:
+            _, r = post(api, TITLE_BODY)
+            got["headers"] = {k.lower(): v for k, v in r.getheaders()}
+            got["at"] = time.monotonic()
+            r.read()
+
+        title = Thread(target=ask_title)
+        title.start()
+        time.sleep(0.5)
+        assert "at" not in got  # still waiting: no scenario answer yet
+        sent = time.monotonic()
+        _, r = post(api)
+        r.read()
+        title.join(10)
+        assert got["at"] >= sent
+        headers = got["headers"]
+        assert isinstance(headers, dict)
+        assert {k: v for k, v in headers.items() if k.startswith("anthropic-ratelimit-unified-")} == UNIFIED
+        (t,) = api.title_requests
+        assert len(api.message_requests) == 1 and t.reply_status == 200
+        _, r = post(api)  # the next answer has no reading: a later side request carries none
+        r.read()
+        _, r = post(api, TITLE_BODY)
+        assert [k for k, _ in r.getheaders() if k.lower().startswith("anthropic-ratelimit-unified-")] == []
+        r.read()
