@@ -96,6 +96,23 @@ class RecordingClient:
         self.updates.append((session_id, update))
 
 
+#: An Anthropic API key in the shape the masking recognises (made up; never a real one).
+FAKE_API_KEY = "sk-ant-api03-" + "Nq7hoK2mP9vL4nR8tW1yB5cH3jF6dG0sA" + "-FAKEfakeFAKE"
+
+
+def published(updates: list[dict[str, Any]], *, session_id: str = "s1") -> list[dict[str, Any]]:
+    """What a client receives of ``updates`` sent through a real :class:`SessionPublisher`'s
+    ``show`` (checked by the SDK's models, texts masked), as wire dicts."""
+    client = RecordingClient()
+
+    async def go() -> None:
+        await SessionPublisher(client, SessionLedger(session_id, negotiated=True, epoch="e")).show(updates)
+
+    asyncio.run(go())
+    assert {sid for sid, _ in client.updates} <= {session_id}
+    return [update.model_dump(by_alias=True, exclude_none=True) for _, update in client.updates]
+
+
 class Wire:
     """Both ends of one in-memory ACP connection, with every frame the client received."""
 

@@ -187,6 +187,31 @@ def test_usage_of_the_turn_and_the_context_after_the_last_answer() -> None:
     }
 
 
+def test_a_compact_boundary_shows_the_context_claude_code_kept_at_once() -> None:
+    """The reference's ``compact_boundary`` case: ``used`` is the boundary's ``post_tokens`` (0
+    when it has none), ``size`` the window already known; none before a window is known."""
+    from claude_agent_sdk import SystemMessage
+
+    def boundary(**metadata: Any) -> SystemMessage:
+        data = {"type": "system", "subtype": "compact_boundary", "compact_metadata": metadata}
+        return SystemMessage(subtype="compact_boundary", data=data)
+
+    r = StreamRenderer("/p")
+    assert r.compacted(boundary(trigger="manual", pre_tokens=900, post_tokens=40)) == []  # no window yet
+    message = assistant(TextBlock("x"))
+    message.usage = {"input_tokens": 900, "output_tokens": 20}
+    r.assistant(message)
+    r.result(result_message(model_usage={MODEL: {"contextWindow": 200000}}))
+    assert r.compacted(boundary(trigger="manual", pre_tokens=920, post_tokens=2609)) == [
+        {"sessionUpdate": "usage_update", "used": 2609, "size": 200000}
+    ]
+    assert r.context() == (2609, 200000)
+    assert r.compacted(boundary(trigger="auto", pre_tokens=920)) == [
+        {"sessionUpdate": "usage_update", "used": 0, "size": 200000}
+    ]
+    assert r.compacted(SystemMessage(subtype="init", data={"type": "system", "subtype": "init"})) == []
+
+
 # ------------------------------------------------------------------ the broker
 
 

@@ -122,12 +122,12 @@ def test_a_closed_session_publishes_nothing_for_a_title_in_flight() -> None:
 def test_a_title_goes_out_through_the_publisher_masked_like_transcript_prose() -> None:
     """A title is the model's text about what the user typed: a credential in it is masked as
     in an agent message (docs/security.md, "What is masked where")."""
-    from acp_harness import RecordingClient
+    from acp_harness import FAKE_API_KEY, RecordingClient
 
     from lifecycle import SessionLedger
     from lifecycle.acp import SessionPublisher
 
-    key = "sk-ant-api03-" + "Nq7hoK2mP9vL4nR8tW1yB5cH3jF6dG0sA" + "-FAKEfakeFAKE"
+    key = FAKE_API_KEY
 
     async def go() -> RecordingClient:
         client = RecordingClient()

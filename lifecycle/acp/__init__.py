@@ -276,16 +276,26 @@ class AcpNotice(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class AcpSummaryText(BaseModel):
+    """One text block of a compaction's ``summary``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["text"]
+    text: StrictStr
+
+
 class AcpCompactionUpdate(BaseModel):
     """A ``compaction_update`` (the reference adapter 0.101.0's ``context-compaction.js``): the
     compaction's id, its status (``in_progress``, ``completed``, ``failed``, ``cancelled``), the
-    error of a failed one; nothing else."""
+    summary of a completed one (text blocks), the error of a failed one; nothing else."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     session_update: Literal["compaction_update"] = Field(alias="sessionUpdate")
     compaction_id: StrictStr = Field(alias="compactionId")
     status: Literal["in_progress", "completed", "failed", "cancelled"]
+    summary: list[AcpSummaryText] | None = None
     error: StrictStr | None = None
     field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 

@@ -9,8 +9,12 @@ own spawn; otherwise it starts Claude Code itself with :func:`lifecycle.agent.la
 this agent sets no ``env``, ``user`` or ``client_app`` option) and sets up the same pipes. ``close``
 first stops Claude Code and everything it started, at once (:func:`lifecycle.agent.launch.stop_cli`),
 then is the SDK's (which would otherwise wait 5 s after closing stdin, and leaves what Claude Code
-started running). Writing is the SDK's; reading is too, except that each raw ``can_use_tool``
-request is reported before the SDK handles it (:meth:`AdoptingTransport.read_messages`).
+started running). Writing is the SDK's, except that the SDK's ``initialize`` request asks for
+prompt suggestions when the client shows them (:meth:`AdoptingTransport.write`; the SDK has no
+option for it); reading is too, except that each raw ``can_use_tool`` request is reported before
+the SDK handles it (:meth:`AdoptingTransport.read_messages`). :class:`SuggestingClient` is the
+SDK's client with one change: Claude Code's ``prompt_suggestion`` message, which the SDK's parser
+drops as an unknown type, is handed on as a :class:`lifecycle.agent.suggestions.PromptSuggestion`.
 
 This reaches into the SDK's private transport state (the names ``tests/test_agent_launch.py``
 checks still exist): the SDK has no public way to hand a transport a running process. The SDK is
@@ -21,21 +25,24 @@ command line at every adoption.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from anyio.streams.text import TextReceiveStream, TextSendStream
-from claude_agent_sdk import ClaudeAgentOptions, CLIConnectionError, CLINotFoundError
+from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, CLIConnectionError, CLINotFoundError
 from claude_agent_sdk import __version__ as sdk_version
 from claude_agent_sdk._internal._task_compat import spawn_detached
+from claude_agent_sdk._internal.message_parser import parse_message
 from claude_agent_sdk._internal.transport import subprocess_cli
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
 from .launch import EarlyCli, cli_env, spawn_cli, stop_cli
+from .suggestions import PromptSuggestion
 
-__all__ = ["AdoptingTransport"]
+__all__ = ["AdoptingTransport", "SuggestingClient"]
 
 
 async def _no_prompt() -> AsyncIterator[dict[str, Any]]:  # the SDK's streaming mode: unused
@@ -53,6 +60,7 @@ class AdoptingTransport(SubprocessCLITransport):
         early: EarlyCli | None = None,
         *,
         on_permission_request: Callable[[Mapping[str, Any]], None] | None = None,
+        prompt_suggestions: bool = False,
     ) -> None:
         if options.can_use_tool is not None and not options.permission_prompt_tool_name:
             # What ClaudeSDKClient does to the options of the transport it builds itself.
@@ -60,6 +68,19 @@ class AdoptingTransport(SubprocessCLITransport):
         super().__init__(prompt=_no_prompt(), options=options)
         self._early: EarlyCli | None = early
         self._on_permission_request = on_permission_request
+        self._ask_suggestions = prompt_suggestions  # until the SDK's initialize has been written
+
+    async def write(self, data: str) -> None:
+        """The SDK's write; its ``initialize`` control request also asks Claude Code for prompt
+        suggestions (``promptSuggestions: true``, what the reference's SDK sends) when enabled."""
+        if self._ask_suggestions and '"initialize"' in data:
+            message = json.loads(data)
+            request = message.get("request") if message.get("type") == "control_request" else None
+            if isinstance(request, dict) and request.get("subtype") == "initialize":
+                self._ask_suggestions = False
+                request["promptSuggestions"] = True
+                data = json.dumps(message) + "\n"
+        await super().write(data)
 
     async def connect(self) -> None:
         early, self._early = self._early, None
@@ -114,3 +135,22 @@ class AdoptingTransport(SubprocessCLITransport):
         self._stderr_task = spawn_detached(self._handle_stderr())
         self._stdin_stream = TextSendStream(process.stdin)
         self._ready = True
+
+
+class SuggestingClient(ClaudeSDKClient):
+    """The SDK's client; its stream also hands on Claude Code's ``prompt_suggestion`` messages
+    (:class:`lifecycle.agent.suggestions.PromptSuggestion`), which the SDK's parser drops."""
+
+    async def receive_messages(self) -> AsyncIterator[Any]:
+        """The SDK's ``receive_messages`` (each message parsed, unknown types skipped), with the
+        prediction kept."""
+        query = self._query
+        if query is None:
+            raise CLIConnectionError("Not connected. Call connect() first.")
+        async for data in query.receive_messages():
+            if data.get("type") == "prompt_suggestion":
+                yield PromptSuggestion.from_raw(data)
+                continue
+            message = parse_message(data)
+            if message is not None:
+                yield message

@@ -31,6 +31,15 @@ Rules
   running: docs/parity.md).
 * A compaction of a turn that shows nothing more (cancelled) updates this state but shows
   nothing (the session passes ``quiet``).
+* The summary, for a ``compaction_update`` client only (the reference's; the tool call never
+  showed it): Claude Code reports the model's compaction output to a ``PostCompact`` hook
+  (:meth:`ContextCompaction.summary_hook`, registered by the session for such a client) and
+  awaits it before it sends the compaction's terminal frames. The output is cut to what a user
+  reads (:func:`summary_text`, the reference's ``compactionSummaryText``: the ``<summary>`` span,
+  no ``<analysis>``, no continuation framing; nothing when the framing is not recognized) and
+  rides on the first ``completed`` update as ``summary: [{type: text, text}]``. A summary that
+  comes before its compaction's opening waits for it; a subagent's compaction (``agent_id``)
+  is not the session's.
 
 Theory of operation
 -------------------
@@ -42,15 +51,68 @@ request it sends carries the summary instead of the conversation (tests/e2e/test
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["TITLE", "ContextCompaction", "boundary_facts", "compaction_capable"]
+__all__ = ["TITLE", "ContextCompaction", "boundary_facts", "compaction_capable", "summary_text"]
 
 #: The synthetic tool call's title (the reference's).
 TITLE: Final = "Compact conversation"
 _META: Final = {"claudeCode": {"toolName": "compact"}}
 _MAX_ERROR: Final = 2_000
+
+
+#: Tags on their own line, as the model emits them (a summary that quotes ``<summary>``
+#: mid-sentence is not cut at the mention).
+_SUMMARY_OPEN_LINE: Final = re.compile(r"^[ \t]*<summary>[ \t]*\r?\n", re.I | re.M)
+_SUMMARY_CLOSE_LINE: Final = re.compile(r"^[ \t]*</summary>[ \t]*$", re.I | re.M)
+#: The model's reasoning before the summary: own-line tags anywhere, inline tags only leading.
+_ANALYSIS_LINES: Final = re.compile(r"^[ \t]*<analysis>[ \t]*\r?\n[\s\S]*?\n[ \t]*</analysis>[ \t]*$", re.I | re.M)
+_ANALYSIS_LEADING: Final = re.compile(r"^\s*<analysis>[\s\S]*?</analysis>", re.I)
+#: The framing Claude Code wraps around the summary it keeps as the next user message.
+_CONTINUATION: Final = re.compile(r"^\s*This session is being continued from a previous conversation", re.I)
+_PERSISTED_PREAMBLE: Final = re.compile(
+    r"^\s*This session is being continued from a previous conversation[^\n]*\n+Summary:[ \t]*\r?\n"
+)
+_PERSISTED_TRAILERS: Final = (
+    re.compile(r"\n+If you need specific details from before compaction[\s\S]*\Z"),
+    re.compile(r"\n+(?:Please )?[Cc]ontinue the conversation from where it left (?:it )?off[\s\S]*\Z"),
+)
+
+
+def summary_text(raw: str) -> str | None:
+    """The user-displayable summary of Claude's compaction output (the reference's
+    ``compactionSummaryText``): the ``<analysis>`` block dropped, the ``<summary>`` span kept, or
+    Claude Code's continuation framing taken off; None when nothing is left or the framing is not
+    recognized (never model-facing instructions)."""
+    text = _ANALYSIS_LEADING.sub("", _ANALYSIS_LINES.sub("", raw), count=1)
+    tagged = _tagged(text)
+    if tagged is not None:
+        text = tagged
+    elif _CONTINUATION.match(text):
+        body = _PERSISTED_PREAMBLE.sub("", text, count=1)
+        if body == text:
+            return None
+        text = body
+        for trailer in _PERSISTED_TRAILERS:
+            text = trailer.sub("", text, count=1)
+    text = text.strip()
+    return text or None
+
+
+def _tagged(raw: str) -> str | None:
+    closes = list(_SUMMARY_CLOSE_LINE.finditer(raw))
+    if closes:
+        close = closes[-1].start()
+        opens = list(_SUMMARY_OPEN_LINE.finditer(raw, 0, close))
+        if opens:
+            return raw[opens[-1].end() : close]
+    lower = raw.lower()
+    start, end = lower.find("<summary>"), lower.rfind("</summary>")
+    if start >= 0 and end > start:
+        return raw[start + len("<summary>") : end]
+    return None
 
 
 def compaction_capable(caps: object) -> bool:
@@ -77,6 +139,7 @@ class ContextCompaction:
         self.updates = updates  # the client gets ``compaction_update`` instead of the tool call
         self._id: str | None = None  # the compaction shown last (open or ended) in this turn
         self._terminal: str | None = None  # its terminal status, once sent
+        self._summary: str | None = None  # the summary Claude Code reported, for the next terminal
 
     @property
     def open(self) -> bool:
@@ -108,11 +171,25 @@ class ContextCompaction:
                                    enrich=True)  # fmt: skip
         return [] if quiet else updates
 
+    async def summary_hook(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        """The ``PostCompact`` hook (the Claude SDK's hook callback): keeps the summary of the
+        session's own compaction for its terminal update. Never raises; never changes what Claude
+        Code does (an empty answer)."""
+        if not self.updates or not isinstance(data, Mapping):
+            return {}
+        if data.get("hook_event_name") == "PostCompact" and not data.get("agent_id"):
+            raw = data.get("compact_summary")
+            if isinstance(raw, str):
+                self._summary = summary_text(raw)
+        return {}
+
     def end(self, *, quiet: bool = False) -> list[dict[str, Any]]:
         """The turn is over: a compaction still open is closed (see the module); the next one
         starts afresh."""
         compaction_id, was_open = self._id, self.open
         self._id = self._terminal = None
+        if quiet or was_open:
+            self._summary = None  # a cancelled compaction's, or a cancelled turn's: never a later one's
         if compaction_id is None or not was_open or quiet:
             return []
         if self.updates:
@@ -157,6 +234,9 @@ class ContextCompaction:
                 return []  # the boundary's facts: the reference repeats the status only for AIR
             update: dict[str, Any] = {"sessionUpdate": "compaction_update", "compactionId": shown_id}
             update["status"] = terminal
+            summary, self._summary = self._summary, None
+            if summary and terminal == "completed":
+                update["summary"] = [{"type": "text", "text": summary}]
             if isinstance(error, str) and error:
                 update["error"] = error
             return [update]

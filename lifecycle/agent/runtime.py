@@ -69,18 +69,23 @@ class Launcher:
         options: ClaudeAgentOptions,
         early: EarlyCli | None,
         on_permission_request: Callable[[Mapping[str, Any]], None] | None = None,
+        *,
+        prompt_suggestions: bool = False,
     ) -> SdkClient:
         """The SDK client of a runtime, on our transport (:mod:`lifecycle.agent.adopt`): it adopts
-        ``early`` when that is the Claude Code these options start, and reports each raw
-        ``can_use_tool`` request to ``on_permission_request`` (the flags the SDK drops)."""
+        ``early`` when that is the Claude Code these options start, reports each raw
+        ``can_use_tool`` request to ``on_permission_request`` (the flags the SDK drops), and asks
+        Claude Code for prompt suggestions when ``prompt_suggestions`` (the client shows them)."""
         if self.client_factory is not ClaudeSDKClient:  # a test's stand-in: the early one is not used
             if early is not None:
                 early.discard("client_factory")
             return self.client_factory(options)
-        from .adopt import AdoptingTransport
+        from .adopt import AdoptingTransport, SuggestingClient
 
-        transport = AdoptingTransport(options, early, on_permission_request=on_permission_request)
-        return ClaudeSDKClient(options, transport=transport)
+        transport = AdoptingTransport(
+            options, early, on_permission_request=on_permission_request, prompt_suggestions=prompt_suggestions
+        )
+        return SuggestingClient(options, transport=transport)
 
 
 class _Runtime:

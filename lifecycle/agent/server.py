@@ -55,6 +55,7 @@ from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
 from .stored import session_info, stored_messages
+from .suggestions import PromptSuggestions, suggestions_capable
 from .translate import local_zone
 from .transport import StdioTransport
 
@@ -131,6 +132,7 @@ class ClaudeAcpAgent:
         self._notices = False  # the client declared ACP session notices
         self._form = False  # the client shows form elicitations (questions to the user)
         self._compaction = False  # the client advertises session.compaction (compaction_update)
+        self._suggestions = False  # the client shows prompt suggestions (suggestions.py)
         self._raw_caps: object = None  # the raw ``clientCapabilities`` of the initialize being handled
         self._sessions: dict[str, _Session] = {}
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
@@ -169,6 +171,7 @@ class ClaudeAcpAgent:
         self._notices = state.notices
         self._form = state.form
         self._compaction = state.compaction
+        self._suggestions = state.suggestions
 
     def saw_client_capabilities(self, raw: object) -> None:
         """The raw ``clientCapabilities`` of an ``initialize`` request about to reach
@@ -222,6 +225,7 @@ class ClaudeAcpAgent:
         session = _Session(self._launcher, session_id, cwd, publisher, self._conn, settings)
         session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
         session.compaction = ContextCompaction(updates=self._compaction)
+        session.suggestions = PromptSuggestions(enabled=self._suggestions)
         self._sessions[session_id] = session
         self._closed.pop(session_id, None)
         return session
@@ -262,6 +266,7 @@ class ClaudeAcpAgent:
             caps = dump(by_alias=True, exclude_none=True) if callable(dump) else None
         self._form = form_capable(caps)
         self._compaction = compaction_capable(caps)
+        self._suggestions = suggestions_capable(caps)
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": acp.PROTOCOL_VERSION,

@@ -8,12 +8,12 @@ import contextlib
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from acp import RequestError
 from acp.schema import PromptResponse
-from claude_agent_sdk import ClaudeAgentOptions
+from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
@@ -27,6 +27,7 @@ from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
 from .stream import StreamRenderer, TurnUsage
+from .suggestions import PromptSuggestions
 from .titles import SessionTitle
 from .translate import Step, runtime_end, translate
 
@@ -77,6 +78,7 @@ class _Session:
         self.own_turns = OwnTurns()  # Claude Code's own turns (background.py)
         self.compaction = ContextCompaction()  # its compactions (compaction.py; set by session/new, load)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
+        self.suggestions = PromptSuggestions()  # the predicted next prompt (suggestions.py; set by new, load)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -129,6 +131,8 @@ class _Session:
             if ends or (own and type(message).__name__ == "ResultMessage"):  # a turn's end closes a compaction
                 shown += self.compaction.end(quiet=quiet)
             steps = [Step(shown), *steps] if shown else steps
+            predicted = self.suggestions.see(message)
+            steps = [*steps, Step(predicted)] if predicted else steps
             await self._emit(steps, generation)
         except Exception as exc:  # an adapter bug, not a runtime failure
             log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)
@@ -202,6 +206,9 @@ class _Session:
             self.config, self.settings, cwd=self.cwd, session_id=self.id, resume=resume, mcp_servers=self.mcp.config
         )
         kw["can_use_tool"] = self.permissions.can_use_tool
+        if self.compaction.updates:  # the summary rides on the compaction_update (compaction.py)
+            hook = cast(HookCallback, self.compaction.summary_hook)  # the SDK's types predate PostCompact
+            kw["hooks"] = {"PostCompact": [HookMatcher(hooks=[hook])]}
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
         return ClaudeAgentOptions(**kw)
 
@@ -236,7 +243,9 @@ class _Session:
         resume = await asyncio.to_thread(_has_transcript, self.id, self.cwd)
         options = self.claude_options(resume=resume)
         early, self.early_cli = self.early_cli, None
-        client = self.launcher.client(options, early, self.permissions.saw_permission_request)
+        client = self.launcher.client(
+            options, early, self.permissions.saw_permission_request, prompt_suggestions=self.suggestions.enabled
+        )
         new = _Runtime(self.id, generation, client, self.receive, self.runtime_ended)
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
         await new.start(self.config.connect_timeout)
@@ -388,6 +397,7 @@ class _Session:
                 return
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send
+            await self.show(self.suggestions.prompt_sent())  # the prediction shown is spent
             try:
                 await rt.send(turn_id, content)
             except Exception as exc:

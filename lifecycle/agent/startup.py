@@ -54,6 +54,7 @@ from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser,
 from .imports import import_server
 from .launch import EarlyCli, launch_early, warm
 from .questions import form_capable
+from .suggestions import suggestions_capable
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -82,16 +83,20 @@ _OBJECT_FIELDS: Final = ("session", "plan", "auth", "elicitation", "nes")
 
 class ClientState:
     """What the client's ``initialize`` negotiated: ``sessionFailure``, ACP session notices,
-    form elicitation (:func:`lifecycle.agent.questions.form_capable`) and compaction updates
-    (:func:`lifecycle.agent.compaction.compaction_capable`)."""
+    form elicitation (:func:`lifecycle.agent.questions.form_capable`), compaction updates
+    (:func:`lifecycle.agent.compaction.compaction_capable`) and prompt suggestions
+    (:func:`lifecycle.agent.suggestions.suggestions_capable`)."""
 
-    __slots__ = ("compaction", "form", "negotiated", "notices")
+    __slots__ = ("compaction", "form", "negotiated", "notices", "suggestions")
 
-    def __init__(self, negotiated: bool, notices: bool, form: bool = False, compaction: bool = False) -> None:
+    def __init__(
+        self, negotiated: bool, notices: bool, form: bool = False, compaction: bool = False, suggestions: bool = False
+    ) -> None:
         self.negotiated = negotiated
         self.notices = notices
         self.form = form
         self.compaction = compaction
+        self.suggestions = suggestions
 
 
 def _optional_object(value: object) -> bool:
@@ -159,7 +164,11 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
     assert isinstance(params, dict)
     caps = params.get("clientCapabilities")
     state = ClientState(
-        negotiate(caps or {}), notices_capable(caps or {}), form_capable(caps), compaction_capable(caps)
+        negotiate(caps or {}),
+        notices_capable(caps or {}),
+        form_capable(caps),
+        compaction_capable(caps),
+        suggestions_capable(caps),
     )
     agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)

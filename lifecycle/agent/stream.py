@@ -337,6 +337,21 @@ class StreamRenderer:
             update["cost"] = {"amount": float(cost), "currency": "USD"}
         return [update]
 
+    def compacted(self, message: object) -> list[dict[str, Any]]:
+        """A ``system``/``compact_boundary``: the context now holds the ``post_tokens`` Claude
+        Code kept (0 when it did not say; the next result corrects it), shown at once as a
+        ``usage_update`` when the window is known (the reference's, so the meter does not keep the
+        size from before the compaction)."""
+        if getattr(message, "subtype", None) != "compact_boundary":
+            return []
+        data = getattr(message, "data", None)
+        metadata = data.get("compact_metadata") if isinstance(data, Mapping) else None
+        kept = metadata.get("post_tokens") if isinstance(metadata, Mapping) else None
+        self._last_context = _count(kept)
+        if self._window is None:
+            return []
+        return [{"sessionUpdate": "usage_update", "used": self._last_context, "size": self._window}]
+
     def context(self) -> tuple[int, int] | None:
         """The last known ``(used, size)``: tokens in context after the last top-level answer
         and the context window; None until both are known."""

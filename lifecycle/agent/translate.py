@@ -16,6 +16,8 @@ Rules
 * A ``system``/``init`` message also reports the client's MCP servers that failed to start
   (:meth:`lifecycle.agent.mcp.McpServers.startup_notices`): each is a step of its own, whatever
   the turn (they are the session's, not the turn's).
+* A ``system``/``compact_boundary`` shows at once the context Claude Code kept
+  (:meth:`lifecycle.agent.stream.StreamRenderer.compacted`: a ``usage_update``, the reference's).
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -109,6 +111,7 @@ def translate(
     else:
         if kind == "SystemMessage":
             steps.extend(_startup_failures(mcp, message))
+            updates = renderer.compacted(message)
         event = _event(sdk_system, message)
     if quiet:
         updates = []

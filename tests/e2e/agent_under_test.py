@@ -4,7 +4,7 @@ sessions of a test module (``test_acp_e2e.py``, ``test_contract_rules.py``; the 
 :class:`oracle.OracleAgent` runs the reference adapter the same way).
 
 * :class:`Script`: what the fake API answers, loaded by each exchange before its prompt (Claude
-  Code's own prompt-suggestion requests are answered outside it);
+  Code's own side requests are answered by the fake API itself);
 * :class:`AgentUnderTest`: start, stop, one exchange (:meth:`AgentUnderTest.prompt`,
   :meth:`AgentUnderTest.load`) read back as a :class:`harness.Outcome`, and what the agent left
   behind (its log, Claude's transcript);
@@ -38,8 +38,8 @@ from acp.schema import ClientCapabilities
 from lifecycle import read_record
 
 from .claude_cli import AgentWorkspace
-from .fakeapi import FakeAnthropicAPI, RequestRecord, error_reply, text_reply
-from .harness import AIR, MAX_RETRIES, Outcome, is_prompt_suggestion, turn_frame
+from .fakeapi import FakeAnthropicAPI, RequestRecord, error_reply
+from .harness import AIR, MAX_RETRIES, Outcome, turn_frame
 
 KINDS = ["capable", "legacy"]
 #: The adapter's retry progress titles for MAX_RETRIES = 2, written out (Claude supplies no text
@@ -76,7 +76,6 @@ class Script:
         self._lock = threading.Lock()
         self._queue: deque[Any] = deque()
         self._then: Any = "success"
-        self.suggestions = 0  # prompt-suggestion requests answered outside the script
 
     def load(self, *replies: Any, then: Any = "success") -> None:
         with self._lock:
@@ -84,12 +83,6 @@ class Script:
             self._then = then
 
     def __call__(self, request: RequestRecord) -> Any:
-        if is_prompt_suggestion(request):
-            # Claude Code's own background request after a turn (the reference adapter's CLI
-            # makes it, sometimes): never part of a script, so it cannot take a scripted reply.
-            with self._lock:
-                self.suggestions += 1
-            return text_reply("")
         with self._lock:
             return self._queue.popleft() if self._queue else self._then
 

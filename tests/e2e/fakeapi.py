@@ -31,6 +31,7 @@ import json
 import re
 import socket
 import socketserver
+import sys
 import threading
 import time
 import uuid
@@ -145,6 +146,27 @@ class RequestRecord:
     @property
     def is_messages(self) -> bool:
         return self.method == "POST" and self.route == "/v1/messages"
+
+    @property
+    def is_prompt_suggestion(self) -> bool:
+        """Claude Code's prompt-suggestion side request (its last user message starts
+        ``[SUGGESTION MODE``), which it sends on its own after a turn when the SDK's initialize
+        asked for ``promptSuggestions``."""
+        body = self.body if isinstance(self.body, dict) else {}
+        messages = body.get("messages")
+        if not self.is_messages or not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+            return False
+        content = messages[-1].get("content")
+        if isinstance(content, list):
+            texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            content = texts[-1] if texts else None
+        return isinstance(content, str) and content.lstrip().startswith("[SUGGESTION MODE")
+
+    @property
+    def is_side_request(self) -> bool:
+        """A request Claude Code makes on its own, beside the conversation: a session title or a
+        prompt suggestion. The fake API answers these itself; a scenario never sees them."""
+        return self.is_title or self.is_prompt_suggestion
 
     @property
     def is_title(self) -> bool:
@@ -642,8 +664,9 @@ class _Handler(BaseHTTPRequestHandler):
                 body = None
         rec = api._record(self.command, self.path, dict(self.headers.items()), raw, body)
         try:
-            if rec.is_title:  # a side request: answered here, the scenario's replies untouched
-                reply = text_reply(json.dumps({"title": fake_title(rec)}), headers=api._side_request_headers())
+            if rec.is_side_request:  # answered here, the scenario's replies untouched
+                answer = json.dumps({"title": fake_title(rec)}) if rec.is_title else api.suggestion
+                reply = text_reply(answer, headers=api._side_request_headers())
             elif rec.is_messages:
                 reply = api._reply_for(rec)
             elif self.command == "POST" and rec.route == "/v1/messages/count_tokens":
@@ -663,7 +686,7 @@ class _Handler(BaseHTTPRequestHandler):
         rec = getattr(self, "_rec", None)
         if rec is not None:
             rec.reply_status, rec.reply_headers = status, dict(headers)
-            if rec.is_messages and not rec.is_title:
+            if rec.is_messages and not rec.is_side_request:
                 self.server.api._note_unified(headers)
         for k, v in headers.items():
             self.send_header(k, v)
@@ -762,6 +785,13 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = False
     api: FakeAnthropicAPI
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away before its answer (Claude Code stopped while a side request
+        waited, a connection a test dropped) is not the server's error; anything else is printed."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
     def server_bind(self) -> None:
         # HTTPServer.server_bind calls socket.getfqdn() (a reverse lookup); skip it.
         socketserver.TCPServer.server_bind(self)
@@ -802,6 +832,8 @@ class FakeAnthropicAPI:
         self._thread: threading.Thread | None = None
         self._port: int | None = None
         self._n_messages = 0
+        #: The answer to Claude Code's prompt-suggestion requests ("": it predicts nothing).
+        self.suggestion = ""
         #: The unified rate-limit headers of the last ``/v1/messages`` answer sent (None: none yet).
         self._unified: dict[str, str] | None = None
 
@@ -879,10 +911,17 @@ class FakeAnthropicAPI:
 
     @property
     def message_requests(self) -> list[RequestRecord]:
-        """The ``POST /v1/messages`` requests, in order (not the session-title side requests:
-        :attr:`title_requests`)."""
+        """The ``POST /v1/messages`` requests, in order (not Claude Code's side requests:
+        :attr:`title_requests`, :attr:`suggestion_requests`)."""
         with self._lock:
-            return [r for r in self.requests if r.is_messages and not r.is_title]
+            return [r for r in self.requests if r.is_messages and not r.is_side_request]
+
+    @property
+    def suggestion_requests(self) -> list[RequestRecord]:
+        """Claude Code's prompt-suggestion side requests, in order (each answered with
+        :attr:`suggestion`)."""
+        with self._lock:
+            return [r for r in self.requests if r.is_prompt_suggestion]
 
     @property
     def title_requests(self) -> list[RequestRecord]:

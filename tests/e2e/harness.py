@@ -72,23 +72,19 @@ def turn_frame(m: dict[str, Any]) -> bool:
 
 def is_title_update(update: dict[str, Any]) -> bool:
     """Whether ``update`` is the session's title (a ``session_info_update`` with a ``title`` and
-    no record; tests/e2e/test_titles.py checks those), which comes whenever Claude Code has named
-    the session, not at a fixed point of a turn."""
-    return update.get("sessionUpdate") == "session_info_update" and "title" in update and "_meta" not in update
+    no record; tests/e2e/test_titles.py checks those) or Claude Code's predicted next prompt (one
+    whose ``_meta`` is only ``promptSuggestions``; tests/e2e/test_prompt_suggestions.py): each
+    comes whenever Claude Code has it, not at a fixed point of a turn, and neither is a record."""
+    if update.get("sessionUpdate") != "session_info_update":
+        return False
+    meta = update.get("_meta")
+    return ("title" in update and meta is None) or (isinstance(meta, dict) and list(meta) == ["promptSuggestions"])
 
 
 def is_prompt_suggestion(request: RequestRecord) -> bool:
-    """Whether ``request`` is Claude Code's prompt-suggestion request (its last user message
-    starts ``[SUGGESTION MODE``), which it sends on its own after a turn."""
-    body = request.body
-    messages = body.get("messages") if isinstance(body, dict) else None
-    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
-        return False
-    content = messages[-1].get("content")
-    if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
-        content = texts[-1] if texts else None
-    return isinstance(content, str) and content.lstrip().startswith("[SUGGESTION MODE")
+    """Whether ``request`` is Claude Code's prompt-suggestion request (the fake API answers those
+    itself: :attr:`tests.e2e.fakeapi.RequestRecord.is_prompt_suggestion`)."""
+    return request.is_prompt_suggestion
 
 
 @dataclass

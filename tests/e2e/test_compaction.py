@@ -56,6 +56,14 @@ def test_slash_compact_shows_a_compaction_tool_call_and_the_next_turn_gets_the_s
             assert facts["trigger"] == "manual"  # Claude Code's trigger of /compact
             assert facts["preTokens"] == 12 + 9  # the tokens of the last answer (the fake API's usage)
             assert isinstance(facts["postTokens"], int) and isinstance(facts["durationMs"], int)
+            # The context meter drops at once: a usage_update with what Claude Code kept follows
+            # the boundary (the reference's), in the window the first turn reported.
+            shown = run.updates()
+            at = next(
+                i for i, u in enumerate(shown) if "rawOutput" in u and u.get("toolCallId") == opened["toolCallId"]
+            )
+            window = next(u["size"] for u in shown if u["sessionUpdate"] == "usage_update")
+            assert shown[at + 1] == {"sessionUpdate": "usage_update", "used": facts["postTokens"], "size": window}
             # The summary request was Claude Code's second request; the prompt was answered after it.
             assert len(run.api.message_requests) == 2
             assert run.records() == []
@@ -102,8 +110,8 @@ def test_an_automatic_compaction_shows_inside_the_turn(tmp_path: Path) -> None:
 
 def test_a_client_that_advertises_compaction_gets_compaction_updates(tmp_path: Path) -> None:
     """``clientCapabilities.session.compaction`` (an object, the reference's check): the client
-    gets ``compaction_update`` (``in_progress``, then ``completed``, one compaction id) and no
-    "Compact conversation" tool call."""
+    gets ``compaction_update`` (``in_progress``, then ``completed`` with the summary, one
+    compaction id) and no "Compact conversation" tool call."""
 
     async def go() -> None:
         script = Script(text_reply("Noted."), text_reply(SUMMARY))
@@ -114,6 +122,11 @@ def test_a_client_that_advertises_compaction_gets_compaction_updates(tmp_path: P
             assert [u["status"] for u in updates] == ["in_progress", "completed"], run.updates()
             assert len({u["compactionId"] for u in updates}) == 1
             assert set(updates[0]) == {"sessionUpdate", "compactionId", "status"}
+            # the summary a user reads: the <summary> span of the model's output, from the
+            # PostCompact hook Claude Code awaits before its terminal frames
+            assert updates[1]["summary"] == [
+                {"type": "text", "text": "The user asked to remember a word. Marker zq-summary-17."}
+            ]
             assert compactions(run) == []
 
     run_async(go())
