@@ -416,5 +416,5 @@ def test_readme_and_ci_run_the_same_test_command() -> None:
     block = readme.split("```sh", 1)[1].split("```", 1)[0]
     second = [line for line in block.splitlines() if line.strip() and not line.startswith("#")][1]
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if " -m pytest" in line]
-    assert ci == [".venv/bin/python -m pytest -n 2 --dist loadfile"]
+    assert ci == [".venv/bin/python -m pytest -n 4 --dist loadfile"]
     assert second.endswith("&& " + ci[0])

@@ -439,6 +439,23 @@ def test_feeding_before_the_previous_plan_was_reported_is_refused() -> None:
     assert ledger.revision_of("t1:error") == 1
 
 
+def test_a_send_is_offered_until_its_outcome_is_reported_and_never_after() -> None:
+    """``next_outbound`` hands out the same planned send until ``delivered`` or
+    ``delivery_failed`` reports it; after that it is gone, and the next one is offered."""
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1")
+    ledger.feed(PromptStarted(turn_id="t1"))
+    ledger.feed(retry(1))
+    first = ledger.next_outbound()
+    assert first is not None and ledger.next_outbound() is first
+    ledger.delivered()
+    assert ledger.next_outbound() is None
+    ledger.feed(retry(2))
+    second = ledger.next_outbound()
+    assert second is not None and second is not first
+    ledger.delivery_failed()
+    assert ledger.next_outbound() is None
+
+
 def test_the_refusal_of_an_early_event_counts_the_sends_still_waiting() -> None:
     """The message names the event and how many planned sends (waiting or handed out) are unreported."""
     ledger = SessionLedger("s1", negotiated=False, epoch="e1")

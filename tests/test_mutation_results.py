@@ -94,6 +94,6 @@ def test_ci_installs_the_pinned_mutmut_and_measures_the_whole_core() -> None:
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
     install = lines.index(f".venv/bin/python -m pip install -q mutmut=={ms.MUTMUT_VERSION}")
     run = lines.index(".venv/bin/python tests/mutation_score.py --ci || mutation=$?")
-    tests = lines.index(".venv/bin/python -m pytest -n 2 --dist loadfile")
+    tests = lines.index(".venv/bin/python -m pytest -n 4 --dist loadfile")
     assert install < run < tests
     assert lines[run + 1] == "rm -rf mutants" and lines[run + 2] == '[ "$mutation" -eq 0 ]'
