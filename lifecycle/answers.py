@@ -41,8 +41,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .conditions import Condition, Recovery
-from .wire import Category, SessionFailure
+from .conditions import Recovery
+from .wire import Category
 
 if TYPE_CHECKING:
     from statemachine.exceptions import TransitionNotAllowed
@@ -81,33 +81,24 @@ RECOVERY_EVENTS: dict[Recovery, str] = {
 
 
 class Incident:
-    """The incident machine's model: one incident's identity and latest delivered record.
+    """The incident machine's model: one incident's identity and what its latest delivered record
+    said.
 
     ``state`` is the machine's state (its ``state_field``), set only from the machine's answers;
-    ``revision`` is the last revision the client received.
+    ``revision`` is the last revision the client received, ``category`` that record's category;
+    ``recovery`` and ``replayed`` are the guards' inputs (:data:`GUARD_INPUTS`). A new incident has
+    delivered nothing: revision 0, category unknown, the default recovery policy, not replayed.
     """
 
-    __slots__ = (
-        "category",
-        "condition",
-        "id",
-        "record",
-        "recovery",
-        "replayed",
-        "revision",
-        "state",
-        "turn_id",
-    )
+    __slots__ = ("category", "id", "recovery", "replayed", "revision", "state", "turn_id")
 
     def __init__(self, incident_id: str, turn_id: str | None) -> None:
         self.id = incident_id
         self.turn_id = turn_id
         self.revision = 0
         self.state: str = INITIAL_STATE
-        self.condition: Condition | None = None
-        self.category: Category | None = None
+        self.category = Category.UNKNOWN
         self.recovery = Recovery.CONFIRMED_ATTEMPT
-        self.record: SessionFailure | None = None
         self.replayed = False
 
     @property
@@ -219,7 +210,7 @@ class MachineAnswers:
 
         flow_class = self.flow_class
         probe = _TurnProbe(state)
-        machine = flow_class(model=probe, state_field="state")
+        machine = flow_class(model=probe)  # the model's ``state`` field, the machines' default
         try:
             machine.send(event)
         except TransitionNotAllowed as exc:
@@ -252,7 +243,7 @@ class MachineAnswers:
         probe = incident.copy()
         before = {n: getattr(probe, n) for n in Incident.__slots__}
         seen: list[tuple[str, str]] = []
-        machine = machine_class(model=probe, state_field="state", listeners=[_Probe(seen)])
+        machine = machine_class(model=probe, listeners=[_Probe(seen)])  # resumed at ``probe.state``
         refused: TransitionNotAllowed | None = None
         try:
             machine.send(event)

@@ -137,7 +137,6 @@ class TurnEffects:
 
     # The ledger's state this half reads and writes (declared in SessionLedger.__slots__).
     _active: dict[str, Incident]
-    _answers: MachineAnswers | None
     _flow: FlowState
     _negotiated: bool
     _outbox: deque[Intent]
@@ -188,17 +187,11 @@ class TurnEffects:
 
     def _ask_turn(self, event: str) -> tuple[str, tuple[str, ...]] | None:
         """The turn machine's answer to ``event`` now (``None``: it refuses); nothing is changed."""
-        answers = self._answers
-        if answers is None:
-            answers = self._machines()
-        return answers.turn_or_none(self._flow, event)
+        return self._machines().turn_or_none(self._flow, event)
 
     def _step_turn(self, event: str) -> tuple[str, ...] | None:
         """Move the turn by ``event``: the effects to perform, or ``None`` when the machine refuses."""
-        answers = self._answers  # _ask_turn inlined: this runs for every assistant message and result
-        if answers is None:
-            answers = self._machines()
-        answer = answers.turn_or_none(self._flow, event)
+        answer = self._machines().turn_or_none(self._flow, event)
         if answer is None:
             return None
         self._enter(answer[0])

@@ -90,7 +90,6 @@ class Recover:
     """Fire a recovery event in stream order (publishes nothing; applied when reached)."""
 
     policy: Recovery
-    exclude_turn: str | None = None
 
 
 #: Every kind of planned send.

@@ -242,10 +242,7 @@ class SessionLedger(TurnEffects):
     @property
     def active(self) -> tuple[ActiveIncident, ...]:
         """The active incidents, oldest first (what the trailer line reports)."""
-        return tuple(
-            ActiveIncident(i.id, i.state, i.revision, i.recovery, i.category or Category.UNKNOWN)
-            for i in self._active.values()
-        )
+        return tuple(ActiveIncident(i.id, i.state, i.revision, i.recovery, i.category) for i in self._active.values())
 
     @property
     def untracked_notices(self) -> int:
@@ -523,7 +520,7 @@ class SessionLedger(TurnEffects):
         if type(intent) is Forward:  # the common send: an agent message chunk
             return SessionUpdateOut(session_id=self._session_id, update=intent.update)
         if isinstance(intent, Recover):
-            self._recover(intent.policy, exclude_turn=intent.exclude_turn)
+            self._recover(intent.policy)
             return None
         if isinstance(intent, Settle):
             return PromptResponseOut(turn_id=intent.turn_id, stop_reason=intent.stop_reason)
@@ -551,7 +548,6 @@ class SessionLedger(TurnEffects):
             inc = Incident(intent.incident_id, intent.turn_id)
         inc.revision += 1
         inc.replayed = intent.transition == "restore"
-        inc.condition = intent.condition
         inc.category = intent.category
         inc.recovery = intent.condition.recovery if intent.transition != "warn" else Recovery.CONFIRMED_ATTEMPT
         self._fire(inc, intent.transition)

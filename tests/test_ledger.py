@@ -1334,6 +1334,21 @@ def test_an_effect_the_ledger_does_not_perform_is_refused_by_name(
     assert str(refused.value) == message
 
 
+def test_the_sessions_of_one_agent_share_what_the_machines_answered() -> None:
+    """A ledger asks its machines through the :class:`MachineAnswers` it is given (the agent gives
+    one to all its sessions): a second session living the same story asks them nothing new."""
+    from lifecycle.answers import MachineAnswers
+
+    answers = MachineAnswers()
+    asked = []
+    for session_id in ("s1", "s2"):
+        ledger = SessionLedger(session_id, negotiated=True, epoch="e1", answers=answers)
+        for ev in (PromptStarted(turn_id="t1"), retry(1), synthetic(RATE, "rate_limit"), error_result(RATE)):
+            ledger.process(ev, lambda _: None)
+        asked.append((answers.incident_questions, answers.turn_questions))
+    assert asked[0] == asked[1] and min(asked[0]) > 0
+
+
 # ---------------------------------------------------------------- exact paths the cases above do not take
 
 

@@ -10,13 +10,15 @@ fails the test, it is never skipped.
 
 The fixtures every file shares are here, each once: ``recorded`` (the recordings' folder),
 ``agents`` (one long-lived :class:`agent_under_test.AgentUnderTest` per client kind and
-command-line options, for a module) and ``reference_package`` (the reference adapter, installed
-once per machine by ``reference.py``). The helpers live in ``harness.py``, ``agent_under_test.py``,
+command-line options, for a module), ``oracle_pairs`` (one long-lived pair of ours and the
+reference per client kind, for a module) and ``reference_package`` (the reference adapter,
+installed once per machine by ``reference.py``). The helpers live in ``harness.py``, ``agent_under_test.py``,
 ``oracle.py`` and ``processes.py`` (tests/README.md); no module here imports a ``test_*`` module.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -24,6 +26,7 @@ import pytest
 from conftest import FIXTURES
 
 from .agent_under_test import AgentUnderTest
+from .oracle import OracleAgent, pair
 from .reference import ensure_reference
 
 
@@ -68,3 +71,22 @@ def agents(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., A
 def reference_package() -> Path:
     """The reference adapter's installed package (``reference.py`` fetches it once per machine)."""
     return ensure_reference()
+
+
+@pytest.fixture(scope="module")
+def oracle_pairs(
+    tmp_path_factory: pytest.TempPathFactory, reference_package: Path
+) -> Iterator[Callable[[str], dict[str, OracleAgent]]]:
+    """``oracle_pairs(client)``: the module's two agents (``oracle.pair``: ours and the reference)
+    for the client kind ``client``, started the first time a test asks; each test opens its own
+    sessions on them, as an editor does. All stopped after the module."""
+    with contextlib.ExitStack() as stack:
+        started: dict[str, dict[str, OracleAgent]] = {}
+
+        def get(client: str) -> dict[str, OracleAgent]:
+            if client not in started:
+                root = tmp_path_factory.mktemp(f"oracle-{client}")
+                started[client] = stack.enter_context(pair(client, root, reference_package))
+            return started[client]
+
+        yield get

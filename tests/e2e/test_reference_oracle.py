@@ -108,6 +108,7 @@ def _terminal_category(records: list[Any], category: str) -> list[Any]:
     assert last[0] == "prompt_response" and last[1] == category, last
     return [*rest, [last[0], *last[2:]]]
 
+
 # ------------------------------------------------------------------ both agents
 
 
@@ -207,21 +208,21 @@ MATRIX = [(s, c) for s in SCENARIOS for c in ("capable", "plain")] + [("refusal_
 
 
 @pytest.mark.parametrize(("scenario", "client"), MATRIX, ids=[f"{s}-{c}" for s, c in MATRIX])
-def test_both_agents_agree(scenario: str, client: str, reference_package: Path, tmp_path: Path) -> None:
+def test_both_agents_agree(scenario: str, client: str, oracle_pairs: Callable[[str], dict[str, OracleAgent]]) -> None:
+    """Each scenario in a new session of the module's two agents for its client kind."""
     observed: dict[str, list[Seen]] = {}
-    with pair(client, tmp_path, reference_package) as agents:
-        for impl, agent in agents.items():
-            sid = agent.new_session()
-            observed[impl] = []
-            for step in SCENARIOS[scenario]:
-                before = len(agent.api.message_requests)
-                observed[impl].append(seen(step(agent, sid)))
-                scripted = [r for r in agent.api.message_requests[before:] if not is_prompt_suggestion(r)]
-                # the fault really happened: the API was asked, and every scripted reply was given
-                # (two agents failing the same way before reaching it would otherwise agree)
-                assert agent.script.left == 0, (impl, step, agent.script.left)
-                if step not in LOADS:
-                    assert scripted, (impl, "no request reached the fake API")
+    for impl, agent in oracle_pairs(client).items():
+        sid = agent.new_session()
+        observed[impl] = []
+        for step in SCENARIOS[scenario]:
+            before = len(agent.api.message_requests)
+            observed[impl].append(seen(step(agent, sid)))
+            scripted = [r for r in agent.api.message_requests[before:] if not is_prompt_suggestion(r)]
+            # the fault really happened: the API was asked, and every scripted reply was given
+            # (two agents failing the same way before reaching it would otherwise agree)
+            assert agent.script.left == 0, (impl, step, agent.script.left)
+            if step not in LOADS:
+                assert scripted, (impl, "no request reached the fake API")
     compare(scenario, client, observed["ours"], observed["reference"])
 
 
