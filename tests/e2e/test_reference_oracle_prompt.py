@@ -14,7 +14,7 @@ under a row of docs/parity/README.md's table "Where the coding turn differs from
 from __future__ import annotations
 
 import base64
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -29,7 +29,7 @@ from acp.schema import (
 )
 
 from .harness import PNG, is_prompt_suggestion
-from .oracle import PROMPT_DIFFERENCES, Check, OracleAgent, exactly, pair, unexplained
+from .oracle import PROMPT_DIFFERENCES, Check, OracleAgent, exactly, unexplained
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -103,11 +103,12 @@ KNOWN: dict[tuple[str, str], tuple[str, Check]] = {
 }
 
 
-def _prompt_blocks(agent: OracleAgent) -> Any:
-    """The prompt's blocks in the user message of the first conversation request (one that offers
-    tools: the reference's title request and Claude Code's prompt suggestion offer none), or None
-    (nothing sent)."""
-    conversation = [r for r in agent.api.message_requests if r.body.get("tools") and not is_prompt_suggestion(r)]
+def _prompt_blocks(agent: OracleAgent, before: int) -> Any:
+    """The prompt's blocks in the user message of the first conversation request since request
+    ``before`` (one that offers tools: the reference's title request and Claude Code's prompt
+    suggestion offer none), or None (nothing sent)."""
+    requests = agent.api.message_requests[before:]
+    conversation = [r for r in requests if r.body.get("tools") and not is_prompt_suggestion(r)]
     if not conversation:
         return None
     messages = conversation[0].body["messages"]
@@ -125,21 +126,22 @@ def _prompt_blocks(agent: OracleAgent) -> Any:
 
 def observe(agent: OracleAgent, blocks: list[Any]) -> dict[str, Any]:
     sid = agent.new_session()
+    before = len(agent.api.message_requests)
     agent.script.load(then="success")
     out = agent.exchange(sid, agent.conn.prompt(session_id=sid, prompt=blocks), 60)
     if out.error is not None:
         answer: Any = {k: out.error.get(k) for k in ("code", "message", "data")}
     else:
         answer = {"stopReason": (out.result or {}).get("stopReason")}
-    return {"answer": answer, "sent": _prompt_blocks(agent)}
+    return {"answer": answer, "sent": _prompt_blocks(agent, before)}
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_both_agents_send_the_prompt_alike(scenario: str, reference_package: Path, tmp_path: Path) -> None:
-    observed: dict[str, dict[str, Any]] = {}
-    with pair("plain", tmp_path, reference_package) as agents:
-        for impl, agent in agents.items():
-            observed[impl] = observe(agent, SCENARIOS[scenario])
+def test_both_agents_send_the_prompt_alike(
+    scenario: str, oracle_pairs: Callable[[str], dict[str, OracleAgent]]
+) -> None:
+    """Each scenario in a new session of the module's two agents."""
+    observed = {impl: observe(agent, SCENARIOS[scenario]) for impl, agent in oracle_pairs("plain").items()}
     ours, ref = observed["ours"], observed["reference"]
     # Literally, on the reference's side: what its promptToClaude builds.
     if scenario == "images_and_blobs":
