@@ -137,6 +137,7 @@ class TurnEffects:
 
     # The ledger's state this half reads and writes (declared in SessionLedger.__slots__).
     _active: dict[str, Incident]
+    _answers: MachineAnswers
     _flow: FlowState
     _negotiated: bool
     _outbox: deque[Intent]
@@ -150,7 +151,6 @@ class TurnEffects:
         def _note(self, what: str, **fields: Any) -> None: ...
         def _recover(self, policy: Recovery, *, exclude_turn: str | None = None) -> None: ...
         def _background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None: ...
-        def _machines(self) -> MachineAnswers: ...
 
     # ------------------------------------------------------------------ read-only views
 
@@ -187,11 +187,11 @@ class TurnEffects:
 
     def _ask_turn(self, event: str) -> tuple[str, tuple[str, ...]] | None:
         """The turn machine's answer to ``event`` now (``None``: it refuses); nothing is changed."""
-        return self._machines().turn_or_none(self._flow, event)
+        return self._answers.turn_or_none(self._flow, event)
 
     def _step_turn(self, event: str) -> tuple[str, ...] | None:
         """Move the turn by ``event``: the effects to perform, or ``None`` when the machine refuses."""
-        answer = self._machines().turn_or_none(self._flow, event)
+        answer = self._answers.turn_or_none(self._flow, event)
         if answer is None:
             return None
         self._enter(answer[0])

@@ -138,8 +138,8 @@ class SessionLedger(TurnEffects):
         answers: the :class:`~lifecycle.answers.MachineAnswers` its incidents move by. Whoever
             owns many ledgers (an agent, a benchmark, the explorer) may share one, so each
             distinct question is asked of a real machine once for all of them; by default the
-            ledger makes its own on its first transition. Nothing is shared between ledgers
-            that were not given the same object.
+            ledger makes its own (no machine is imported before its first question). Nothing
+            is shared between ledgers that were not given the same object.
     """
 
     __slots__ = (
@@ -191,7 +191,7 @@ class SessionLedger(TurnEffects):
         self._negotiated = bool(negotiated)
         self._epoch = epoch
         self._observer = observer
-        self._answers = answers
+        self._answers = answers if answers is not None else MachineAnswers()
         self._notices = bool(notices)
         self._noticed_tools: dict[str, None] = {}  # tool uses whose notice was sent (bounded)
         self._active: dict[str, Incident] = {}
@@ -575,15 +575,9 @@ class SessionLedger(TurnEffects):
             if old is not None:
                 self._fire(old, "superseded")
 
-    def _machines(self) -> MachineAnswers:
-        answers = self._answers
-        if answers is None:
-            answers = self._answers = MachineAnswers()
-        return answers
-
     def _fire(self, inc: Incident, event: str) -> None:
         """``event`` on the incident's :class:`~lifecycle.incident.IncidentMachine`, reported to the observer."""
-        source, target = self._machines().fire(inc, event)
+        source, target = self._answers.fire(inc, event)
         if self._observer is not None:
             self._observer.transition(
                 session_id=self._session_id,
