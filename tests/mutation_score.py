@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The core's mutation score, from a finished ``mutmut run`` (the "Honest tests" issues).
+"""The core's mutation score, from a finished mutmut run (the "Honest tests" issues).
 
-usage (from the repository root, after ``mutmut run --max-children 2`` with pyproject's
-``[tool.mutmut]``)::
+usage (from the repository root, after ``python tests/mutation_run.py --max-children 2``, mutmut's
+run with pyproject's ``[tool.mutmut]``)::
 
     python tests/mutation_score.py              # the figure, per module and in total
     python tests/mutation_score.py --survivors  # and the surviving mutants per function
@@ -36,11 +36,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "tests" / "mutation-results.json"
 MUTMUT = str(Path(sys.executable).parent / "mutmut")
+#: pyproject's test extras pin it (the figures depend on its mutation operators).
 MUTMUT_VERSION = "3.8.1"
 #: The command the figures come from (docs/checking.md shows the same lines).
 COMMAND = (
-    f".venv/bin/pip install mutmut=={MUTMUT_VERSION}",
-    ".venv/bin/mutmut run --max-children 2",
+    ".venv/bin/python tests/mutation_run.py --max-children 2",
     ".venv/bin/python tests/mutation_score.py --write",
 )
 #: Every core module pyproject names must keep at least this score.
@@ -129,7 +129,8 @@ def ci() -> int:
         return 1
     started = time.monotonic()
     print(f"mutation: a full run with two workers (recorded: {results['commit'][:12]}, {results['date']})")
-    subprocess.run([MUTMUT, "run", "--max-children", "2"], cwd=ROOT, check=False)
+    runner = str(ROOT / "tests" / "mutation_run.py")
+    subprocess.run([sys.executable, runner, "--max-children", "2"], cwd=ROOT, check=False)
     by_module, _ = measured()
     below = []
     for path in results["only_mutate"]:
@@ -163,7 +164,7 @@ def main(argv: list[str]) -> int:
         return 0
     by_module, survivors = measured()
     if not by_module:
-        print("no mutmut results here (run `mutmut run --max-children 2` first)")
+        print("no mutmut results here (run `python tests/mutation_run.py --max-children 2` first)")
         return 2
     show(by_module)
     if "--survivors" in argv:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -88,11 +89,15 @@ def test_the_recorded_commit_is_in_the_history() -> None:
 
 
 def test_ci_installs_the_pinned_mutmut_and_measures_the_whole_core() -> None:
-    """A full run fits CI's budget (docs/checking.md), so ``.ci/run`` installs the mutmut version
-    the figures come from, runs ``--ci`` (a full run, two workers, the per-module floor) before
-    README's test command and removes ``mutants/``."""
+    """A full run fits CI's budget (docs/checking.md), so the test extras pin the mutmut version
+    the figures come from, and ``.ci/run`` installs them, then runs ``--ci`` (a full run, two
+    workers, the per-module floor) before README's test command and removes ``mutants/``."""
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        extras = tomllib.load(fh)["project"]["optional-dependencies"]["test"]
+    assert f"mutmut=={ms.MUTMUT_VERSION}" in extras
+    assert RESULTS["mutmut"] == ms.MUTMUT_VERSION
     lines = (ROOT / ".ci" / "run").read_text().splitlines()
-    install = lines.index(f".venv/bin/python -m pip install -q mutmut=={ms.MUTMUT_VERSION}")
+    install = lines.index(".venv/bin/python -m pip install -q -e '.[test]'")
     run = lines.index(".venv/bin/python tests/mutation_score.py --ci || mutation=$?")
     tests = lines.index(".venv/bin/python -m pytest -n 4 --dist loadfile")
     assert install < run < tests
