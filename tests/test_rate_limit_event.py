@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -253,3 +254,80 @@ def test_any_info_gives_a_window_in_range_or_malformed(info: dict[str, Any]) -> 
         assert each.utilization is None or 0.0 <= each.utilization <= 1.0
         assert each.resets_at is None or 0 < each.resets_at <= 253402300799
         assert each.window is None or each.window.replace("_", "").isalnum()
+
+
+# ------------------------------------------------------------------ what each reading takes from where
+
+
+@pytest.mark.parametrize(
+    ("read", "message"),
+    [
+        (lambda: rate_limit_from_stream_json(line(None)), "rate_limit_event without a rate_limit_info object"),
+        (lambda: rate_limit_from_stream_json(line({"status": "paused"})), "rate_limit_event without a known status"),
+        (
+            lambda: sdk_rate_limit(RateLimitEvent(rate_limit_info=None, uuid="u1", session_id="s1")),  # type: ignore[arg-type]
+            "RateLimitEvent without rate_limit_info",
+        ),
+        # another SDK's object, without the attribute at all
+        (lambda: sdk_rate_limit(SimpleNamespace(uuid="u1")), "RateLimitEvent without rate_limit_info"),
+        (
+            lambda: sdk_rate_limit(SimpleNamespace(rate_limit_info=SimpleNamespace())),
+            "rate_limit_event without a known status",
+        ),
+    ],
+)
+def test_a_malformed_event_says_what_it_lacks(read: Any, message: str) -> None:
+    """``lifecycle trace`` gives this text as the input line's error: what the event lacks."""
+    with pytest.raises(MalformedMessage) as caught:
+        read()
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("info", [WARNING_INFO, {"raw": WARNING_INFO}], ids=["the-fields", "under-raw"])
+def test_an_sdk_info_given_as_a_mapping_is_read_as_the_line(info: dict[str, Any]) -> None:
+    expected = rate_limit_from_stream_json(line(WARNING_INFO))
+    assert sdk_rate_limit(SimpleNamespace(rate_limit_info=info)) == expected
+
+
+def test_an_sdk_info_object_without_raw_or_some_attributes_leaves_them_unknown() -> None:
+    window = sdk_rate_limit(SimpleNamespace(rate_limit_info=SimpleNamespace(status="rejected")))
+    assert window == RateLimitWindow(
+        window=None, status="rejected", utilization=None, resets_at=None, raw={"status": "rejected"}
+    )
+
+
+def test_the_windows_own_reading_gives_the_reset_the_top_level_left_out() -> None:
+    info = {
+        "status": "allowed",
+        "rateLimitType": "five_hour",
+        "unifiedWindows": {"five_hour": {"utilization": 0.1, "resetsAt": 1796421723}},
+    }
+    window = rate_limit_from_stream_json(line(info))
+    assert window is not None and (window.utilization, window.resets_at) == (0.1, 1796421723)
+
+
+def test_an_other_window_keeps_the_status_claude_code_sent_for_it_and_its_own_raw_object() -> None:
+    others = {
+        "A": {"status": "rejected"},  # not a window name: left out, and the rest still read
+        "five_hour": {"status": "rejected", "utilization": 1.0, "resetsAt": 1796421723},
+        "seven_day_opus": {"status": "paused", "utilization": 0.2},
+        "overage": {"status": 1},
+    }
+    info = {"status": "allowed_warning", "rateLimitType": "seven_day", "utilization": 0.8, "unifiedWindows": others}
+    window = rate_limit_from_stream_json(line(info))
+    assert window is not None
+    assert [(w.window, w.status, w.utilization, w.resets_at, w.raw) for w in unified_windows(window)[1:]] == [
+        ("five_hour", "rejected", 1.0, 1796421723, {"status": "rejected", "utilization": 1.0, "resetsAt": 1796421723}),
+        ("seven_day_opus", None, 0.2, None, {"status": "paused", "utilization": 0.2}),
+        ("overage", None, None, None, {"status": 1}),
+    ]
+
+
+def test_an_event_lists_its_own_window_and_at_most_sixteen_others() -> None:
+    """docs/acp-agent.md, "Rate-limit windows": a hostile event cannot grow the list without bound."""
+    others = {f"w{n:02}": {"utilization": 0.5} for n in range(20)}
+    window = rate_limit_from_stream_json(
+        line({"status": "allowed", "rateLimitType": "five_hour", "unifiedWindows": others})
+    )
+    assert window is not None
+    assert [w.window for w in unified_windows(window)] == ["five_hour"] + [f"w{n:02}" for n in range(16)]

@@ -232,6 +232,22 @@ def test_a_notices_only_client_gets_a_notice_and_a_legacy_client_nothing() -> No
     legacy = Session(negotiated=False)
     sent = legacy.feed(five_hour("allowed_warning"), five_hour("allowed", None))
     assert sent == [] and legacy.ledger.active == ()
+    assert legacy.recorder.notes == ["rate_limit_window_legacy_not_shown"]
+
+
+def test_past_sixteen_windows_the_oldest_warning_ends_and_its_next_one_is_a_new_id() -> None:
+    """docs/acp-agent.md, "Rate-limit windows": the ledger remembers at most 16 windows."""
+
+    def warning(n: int) -> RateLimitWindow:
+        return RateLimitWindow(window=f"w{n:02}", status="allowed_warning", utilization=0.9, resets_at=FIVE_HOUR_RESET)
+
+    s = Session()
+    first = s.records(s.feed(*(warning(n) for n in range(17))))
+    assert len({record_id for record_id, _, _ in first}) == 17
+    assert sorted(a.id for a in s.ledger.active) == sorted(record_id for record_id, _, _ in first[1:])
+    assert s.feed(warning(1)) == []  # still remembered: the same status again is nothing new
+    ((again, revision, _),) = s.records(s.feed(warning(0)))
+    assert again not in {record_id for record_id, _, _ in first} and revision == 1
 
 
 def test_the_zone_is_the_embedders() -> None:
