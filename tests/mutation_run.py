@@ -10,8 +10,9 @@ usage (from the repository root, with pyproject's ``[tool.mutmut]``; arguments a
 Theory of operation. mutmut 3 forks a worker per mutant from a process that has imported the
 selected test modules, and each worker calls ``pytest.main`` on the tests that reach the mutated
 function: a new configuration, plugin registration, conftest loading and collection every time,
-about 0.06 s of CPU before the first test runs (the whole selection's tests take 21 s of test
-time against 3,500 runs: docs/checking.md, "Where CI's time goes"). Here the runner mutmut
+about 0.06 s of CPU before the first test runs (the whole selection's 2,201 tests take 11 s of
+test time by mutmut's own ``mutmut-stats.json``, against 3,500 such starts: docs/checking.md,
+"Mutation testing of the core"). Here the runner mutmut
 forks from collects the selection once, in the same way ``pytest.main`` does (the same
 arguments: pyproject's ``pytest_add_cli_args`` and mutmut's ``-x -q``), and each worker runs its
 tests' items through pytest's own ``pytest_runtest_protocol`` hook, the call pytest's test loop
