@@ -178,6 +178,7 @@ class ThinkingBlock(Block):
         ([{"type": "text", "text": 7}], ""),
         ([{"type": "text"}], ""),
         (["a bare string"], ""),
+        ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "ab"),
         ([{"type": "text", "text": "a"}, {"type": "tool_use", "text": "x"}, {"text": "b"}], "ab"),
         ([{"type": "text", "text": "a"}, {"type": "text", "text": 5}, {"type": "text", "text": "c"}], "ac"),
         (({"type": "text", "text": "tuple"},), "tuple"),
