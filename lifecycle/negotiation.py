@@ -4,17 +4,29 @@ The extension is opt-in: it is enabled only when the client's ``initialize`` car
 ``clientCapabilities._meta.jetbrains.air`` with a ``version`` that is a finite integer >= 1 and a
 ``capabilities`` array containing ``"sessionFailure"``. Anything else, however malformed, means the
 legacy ACP behaviour; negotiation never raises.
+
+Everything else an adapter takes from the client's ``initialize`` is parsed here too, once, into
+one value (:class:`ClientState`, :meth:`ClientState.parse`): the one home of "what this client
+declared". An adapter reads its flags; nothing else looks at ``clientCapabilities``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .wire import AIR_VERSION, air_of, with_air
 
-__all__ = ["CAPABILITY", "agent_capabilities_meta", "negotiate", "notices_capable", "version_is_supported"]
+__all__ = [
+    "CAPABILITY",
+    "ClientState",
+    "agent_capabilities_meta",
+    "negotiate",
+    "notices_capable",
+    "version_is_supported",
+]
 
 CAPABILITY = "sessionFailure"
 
@@ -80,3 +92,78 @@ def agent_capabilities_meta(enabled: bool) -> dict[str, Any]:
     if not enabled:
         return {}
     return with_air(None, capabilities=[CAPABILITY])
+
+
+@dataclass(frozen=True, slots=True)
+class ClientState:
+    """What a client's ``initialize`` declared, parsed once (:meth:`parse`); the default is a
+    client that declared nothing (the legacy behaviour everywhere).
+
+    Attributes:
+        negotiated: ``sessionFailure`` (:func:`negotiate`): typed records instead of the legacy
+            behaviour.
+        air: ``_meta.jetbrains.air`` is an object (whatever it negotiated): the reference
+            adapter's test for a JetBrains AIR client, which gets prompt suggestions.
+        notices: ACP session notices (:func:`notices_capable`).
+        form: form elicitation (``elicitation.form``: an object, or ``true``): a question to the
+            user is asked as a form.
+        compaction: ``session.compaction`` is an object: compactions travel as
+            ``compaction_update`` instead of a synthetic tool call.
+        terminal_auth: the client runs terminal logins (``auth.terminal: true``, or
+            ``_meta["terminal-auth"]: true``).
+        terminal_auth_meta: ... declared by ``_meta["terminal-auth"]: true`` (Zed, JetBrains and the
+            ACP registry's validator): each login method then carries its full command.
+        terminal_output: ``_meta.terminal_output: true``: the client draws a tool's terminal
+            output (the reference adapter's terminal cards).
+    """
+
+    negotiated: bool = False
+    air: bool = False
+    notices: bool = False
+    form: bool = False
+    compaction: bool = False
+    terminal_auth: bool = False
+    terminal_auth_meta: bool = False
+    terminal_output: bool = False
+
+    @property
+    def suggestions(self) -> bool:
+        """The client shows prompt suggestions: an AIR client (the reference's rule)."""
+        return self.air
+
+    @classmethod
+    def parse(cls, client_capabilities: object) -> ClientState:
+        """``clientCapabilities`` (the raw JSON object, an ACP SDK model, or None) as one value;
+        never raises (anything unreadable declares nothing)."""
+        try:
+            caps = _as_json(client_capabilities)
+            meta = caps.get("_meta")
+            session, auth = caps.get("session"), caps.get("auth")
+            elicitation = caps.get("elicitation")
+            form = elicitation.get("form") if isinstance(elicitation, Mapping) else None
+            meta_terminal = isinstance(meta, Mapping) and meta.get("terminal-auth") is True
+            return cls(
+                negotiated=negotiate(caps),
+                air=air_of(meta) is not None,
+                notices=notices_capable(caps),
+                form=isinstance(form, Mapping) or form is True,
+                compaction=isinstance(session, Mapping) and isinstance(session.get("compaction"), Mapping),
+                terminal_auth=meta_terminal or (isinstance(auth, Mapping) and auth.get("terminal") is True),
+                terminal_auth_meta=meta_terminal,
+                terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
+            )
+        except Exception:  # a hostile Mapping implementation: nothing declared, never a crash
+            return cls()
+
+
+def _as_json(client_capabilities: object) -> Mapping[str, Any]:
+    """The raw JSON object of ``clientCapabilities``: as given, or an ACP SDK model's dump (by
+    alias, with the fields it kept as extras)."""
+    if isinstance(client_capabilities, Mapping):
+        return client_capabilities
+    dump = getattr(client_capabilities, "model_dump", None)
+    if callable(dump):
+        dumped = dump(by_alias=True, exclude_none=True)
+        if isinstance(dumped, Mapping):
+            return dumped
+    return {}

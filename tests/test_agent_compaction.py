@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from claude_agent_sdk import SystemMessage
 
-from lifecycle.agent.compaction import ContextCompaction, boundary_facts, compaction_capable, summary_text
+from lifecycle.agent.compaction import ContextCompaction, boundary_facts, summary_text
+from lifecycle.agent.messages import read
+from lifecycle.negotiation import ClientState
 
 META = {"claudeCode": {"toolName": "compact"}}
 
@@ -28,9 +30,13 @@ def boundary(uid: str, **metadata: Any) -> SystemMessage:
     return SystemMessage(subtype="compact_boundary", data=data)
 
 
+def compaction_of(caps: object) -> bool:
+    return ClientState.parse(caps).compaction
+
+
 def test_a_compaction_is_one_tool_call_opened_ended_then_given_its_facts() -> None:
     c = ContextCompaction()
-    assert c.see(status("c1", status="compacting")) == [
+    assert c.see(read(status("c1", status="compacting"))) == [
         {
             "sessionUpdate": "tool_call",
             "toolCallId": "c1",
@@ -40,12 +46,12 @@ def test_a_compaction_is_one_tool_call_opened_ended_then_given_its_facts() -> No
             "_meta": META,
         }
     ]
-    assert c.see(status("c1", status="compacting")) == []  # the same compaction
-    assert c.see(status("r1", status=None, compact_result="success")) == [
+    assert c.see(read(status("c1", status="compacting"))) == []  # the same compaction
+    assert c.see(read(status("r1", status=None, compact_result="success"))) == [
         {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "_meta": META}
     ]
-    assert c.see(status("r2", status=None, compact_result="success")) == []  # a duplicate terminal
-    assert c.see(boundary("b1", trigger="manual", pre_tokens=21, post_tokens=2609, duration_ms=19)) == [
+    assert c.see(read(status("r2", status=None, compact_result="success"))) == []  # a duplicate terminal
+    assert c.see(read(boundary("b1", trigger="manual", pre_tokens=21, post_tokens=2609, duration_ms=19))) == [
         {
             "sessionUpdate": "tool_call_update",
             "toolCallId": "c1",
@@ -58,9 +64,9 @@ def test_a_compaction_is_one_tool_call_opened_ended_then_given_its_facts() -> No
 
 def test_a_failed_compaction_fails_its_tool_call_with_the_error() -> None:
     c = ContextCompaction()
-    c.see(status("c1", status="compacting"))
+    c.see(read(status("c1", status="compacting")))
     assert c.see(
-        status("r1", status=None, compact_result="failed", compact_error="Not enough messages to compact.")
+        read(status("r1", status=None, compact_result="failed", compact_error="Not enough messages to compact."))
     ) == [
         {
             "sessionUpdate": "tool_call_update",
@@ -80,7 +86,7 @@ def test_a_failed_compaction_fails_its_tool_call_with_the_error() -> None:
 
 def test_a_terminal_frame_without_its_opening_opens_and_ends_the_tool_call_at_once() -> None:
     c = ContextCompaction()
-    assert c.see(boundary("b1", trigger="auto", pre_tokens=990_021)) == [
+    assert c.see(read(boundary("b1", trigger="auto", pre_tokens=990_021))) == [
         {
             "sessionUpdate": "tool_call",
             "toolCallId": "b1",
@@ -95,29 +101,29 @@ def test_a_terminal_frame_without_its_opening_opens_and_ends_the_tool_call_at_on
 
 def test_the_turns_end_closes_an_open_compaction() -> None:
     plain, capable = ContextCompaction(), ContextCompaction(updates=True)
-    plain.see(status("c1", status="compacting"))
-    assert capable.see(status("c2", status="compacting")) == [
+    plain.see(read(status("c1", status="compacting")))
+    assert capable.see(read(status("c2", status="compacting"))) == [
         {"sessionUpdate": "compaction_update", "compactionId": "c2", "status": "in_progress"}
     ]
     # The tool call fails (this agent leaves no tool call running); the entity is cancelled.
     assert plain.end() == [{"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed", "_meta": META}]
     assert capable.end() == [{"sessionUpdate": "compaction_update", "compactionId": "c2", "status": "cancelled"}]
     # The next compaction starts afresh.
-    assert plain.see(status("c3", status="compacting"))[0]["toolCallId"] == "c3"
+    assert plain.see(read(status("c3", status="compacting")))[0]["toolCallId"] == "c3"
 
 
 def test_compaction_updates_carry_the_status_once_and_the_error() -> None:
     c = ContextCompaction(updates=True)
-    c.see(status("c1", status="compacting"))
-    assert c.see(status("r1", status=None, compact_result="failed", compact_error="boom")) == [
+    c.see(read(status("c1", status="compacting")))
+    assert c.see(read(status("r1", status=None, compact_result="failed", compact_error="boom"))) == [
         {"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "failed", "error": "boom"}
     ]
-    assert c.see(boundary("b1", trigger="manual", pre_tokens=3)) == []
+    assert c.see(read(boundary("b1", trigger="manual", pre_tokens=3))) == []
 
 
 def test_a_quiet_turn_shows_nothing_but_the_state_follows() -> None:
     c = ContextCompaction()
-    assert c.see(status("c1", status="compacting"), quiet=True) == []
+    assert c.see(read(status("c1", status="compacting")), quiet=True) == []
     assert c.open
     assert c.end(quiet=True) == []
     assert not c.open
@@ -125,10 +131,10 @@ def test_a_quiet_turn_shows_nothing_but_the_state_follows() -> None:
 
 def test_facts_and_capability() -> None:
     assert boundary_facts({"trigger": "auto", "pre_tokens": -1, "post_tokens": True}) == {"trigger": "automatic"}
-    assert compaction_capable({"session": {"compaction": {}}})
-    assert not compaction_capable({"session": {"compaction": True}})
-    assert not compaction_capable({"session": None})
-    assert not compaction_capable(None)
+    assert compaction_of({"session": {"compaction": {}}})
+    assert not compaction_of({"session": {"compaction": True}})
+    assert not compaction_of({"session": None})
+    assert not compaction_of(None)
 
 
 #: Compaction outputs and what the reference's ``compactionSummaryText`` (dist/context-compaction.js)
@@ -176,9 +182,9 @@ def post_compact(summary: object, **extra: Any) -> dict[str, Any]:
 
 def test_the_post_compact_summary_rides_on_the_completed_update_once() -> None:
     c = ContextCompaction(updates=True)
-    c.see(status("c1", status="compacting"))
+    c.see(read(status("c1", status="compacting")))
     assert asyncio.run(c.summary_hook(post_compact("<summary>\nKept: the plan.\n</summary>"), None, None)) == {}
-    assert c.see(status("r1", status=None, compact_result="success")) == [
+    assert c.see(read(status("r1", status=None, compact_result="success"))) == [
         {
             "sessionUpdate": "compaction_update",
             "compactionId": "c1",
@@ -187,8 +193,8 @@ def test_the_post_compact_summary_rides_on_the_completed_update_once() -> None:
         }
     ]
     c.end()
-    c.see(status("c2", status="compacting"))  # the next compaction has no summary of its own
-    assert c.see(status("r2", status=None, compact_result="success")) == [
+    c.see(read(status("c2", status="compacting")))  # the next compaction has no summary of its own
+    assert c.see(read(status("r2", status=None, compact_result="success"))) == [
         {"sessionUpdate": "compaction_update", "compactionId": "c2", "status": "completed"}
     ]
 
@@ -197,20 +203,20 @@ def test_a_summary_that_is_not_the_sessions_or_not_shown_is_dropped() -> None:
     c = ContextCompaction(updates=True)
     asyncio.run(c.summary_hook(post_compact("<summary>\nA subagent's.\n</summary>", agent_id="a1"), None, None))
     asyncio.run(c.summary_hook(post_compact(7), None, None))
-    c.see(status("c1", status="compacting"))
-    assert c.see(status("r1", status=None, compact_result="success"))[0].get("summary") is None
+    c.see(read(status("c1", status="compacting")))
+    assert c.see(read(status("r1", status=None, compact_result="success")))[0].get("summary") is None
     # a compaction the turn's end cancels takes its summary with it
     c.end()
-    c.see(status("c2", status="compacting"))
+    c.see(read(status("c2", status="compacting")))
     asyncio.run(c.summary_hook(post_compact("<summary>\nLate.\n</summary>"), None, None))
     assert c.end() == [{"sessionUpdate": "compaction_update", "compactionId": "c2", "status": "cancelled"}]
-    c.see(status("c3", status="compacting"))
-    assert "summary" not in c.see(status("r3", status=None, compact_result="success"))[0]
+    c.see(read(status("c3", status="compacting")))
+    assert "summary" not in c.see(read(status("r3", status=None, compact_result="success")))[0]
     # the tool-call presentation never showed it (the reference's)
     t = ContextCompaction()
-    t.see(status("c1", status="compacting"))
+    t.see(read(status("c1", status="compacting")))
     asyncio.run(t.summary_hook(post_compact("<summary>\nKept.\n</summary>"), None, None))
-    [update] = t.see(status("r1", status=None, compact_result="success"))
+    [update] = t.see(read(status("r1", status=None, compact_result="success")))
     assert "summary" not in update and "Kept." not in json.dumps(update)
 
 
@@ -231,9 +237,9 @@ def test_the_summary_goes_out_through_the_publisher_masked_and_checked() -> None
     async def go() -> SessionPublisher:
         pub = SessionPublisher(Conn(), SessionLedger("s1", negotiated=False, epoch="e"))
         c = ContextCompaction(updates=True)
-        await pub.show(c.see(status("c1", status="compacting")))
+        await pub.show(c.see(read(status("c1", status="compacting"))))
         await c.summary_hook(post_compact(f"<summary>\nThe key {key} was rotated.\n</summary>"), None, None)
-        await pub.show(c.see(status("r1", status=None, compact_result="success")))
+        await pub.show(c.see(read(status("r1", status=None, compact_result="success"))))
         await pub.show([{"sessionUpdate": "compaction_update", "compactionId": "c1", "status": "completed",
                          "summary": [{"type": "image", "data": "x"}]}])  # fmt: skip
         return pub

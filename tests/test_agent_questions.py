@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from lifecycle.agent.permissions import Question
 from lifecycle.agent.questions import (
     ABORTED_MESSAGE,
     NO_FORM_MESSAGE,
@@ -19,9 +20,9 @@ from lifecycle.agent.questions import (
     answered_input,
     ask,
     elicitation_request,
-    form_capable,
     valid_questions,
 )
+from lifecycle.negotiation import ClientState
 
 SINGLE = {"question": "Which DB?", "header": "DB", "options": [{"label": "Postgres"}, {"label": "SQLite"}]}
 MULTI = {
@@ -45,7 +46,7 @@ MULTI = {
     ],
 )
 def test_form_capability(caps: Any, expected: bool) -> None:
-    assert form_capable(caps) is expected
+    assert ClientState.parse(caps).form is expected
 
 
 def test_only_well_formed_questions_are_asked() -> None:
@@ -134,8 +135,8 @@ def test_decline_cancel_and_unreadable_answers(response: Any, expected: Any) -> 
     assert answered_input(response, {"questions": [SINGLE]}, [SINGLE]) == expected
 
 
-def _ask(send: Any, waiting: dict[str, asyncio.Future[Any]] | None = None) -> Any:
-    return ask(send, "s1", "toolu_1", {"questions": [SINGLE]}, {} if waiting is None else waiting)
+def _ask(send: Any, question: Question | None = None) -> Any:
+    return ask(send, "s1", question or Question("toolu_1"), {"questions": [SINGLE]})
 
 
 def test_ask_without_form_or_questions_sends_nothing() -> None:
@@ -144,7 +145,7 @@ def test_ask_without_form_or_questions_sends_nothing() -> None:
     async def send(params: dict[str, Any]) -> Any:
         raise AssertionError("nothing may be sent")
 
-    assert asyncio.run(ask(send, "s1", "t", {"questions": []}, {})) == NO_QUESTIONS_MESSAGE
+    assert asyncio.run(ask(send, "s1", Question("t"), {"questions": []})) == NO_QUESTIONS_MESSAGE
 
 
 def test_ask_sends_the_request_and_returns_the_answer() -> None:
@@ -154,11 +155,11 @@ def test_ask_sends_the_request_and_returns_the_answer() -> None:
         sent.append(params)
         return {"action": "accept", "content": {"question_0": "Postgres"}}
 
-    waiting: dict[str, asyncio.Future[Any]] = {}
-    assert asyncio.run(_ask(send, waiting)) == {"questions": [SINGLE], "answers": {"Which DB?": "Postgres"}}
+    question = Question("toolu_1")
+    assert asyncio.run(_ask(send, question)) == {"questions": [SINGLE], "answers": {"Which DB?": "Postgres"}}
     assert sent == [elicitation_request([SINGLE], "s1", "toolu_1")]
     assert sent[0]["message"] == "Which DB?"
-    assert waiting == {}
+    assert question.asked is None  # answered: no request held open
 
 
 def test_an_error_reply_aborts_the_tool_use() -> None:
@@ -170,16 +171,18 @@ def test_an_error_reply_aborts_the_tool_use() -> None:
 
 def test_a_withdrawn_question_aborts_the_tool_use() -> None:
     async def go() -> Any:
-        waiting: dict[str, asyncio.Future[Any]] = {}
+        question = Question("toolu_1")
         started = asyncio.Event()
 
         async def send(params: dict[str, Any]) -> Any:
             started.set()
             await asyncio.sleep(3600)
 
-        task = asyncio.ensure_future(_ask(send, waiting))
+        task = asyncio.ensure_future(_ask(send, question))
         await started.wait()
-        waiting.pop("toolu_1").cancel()  # what PermissionBroker.withdraw does
+        asked, question.asked = question.asked, None  # what PermissionBroker.withdraw does
+        assert asked is not None
+        asked.cancel()
         return await asyncio.wait_for(task, 5)
 
     assert asyncio.run(go()) == ABORTED_MESSAGE

@@ -20,6 +20,7 @@ from claude_agent_sdk.types import RateLimitEvent, RateLimitInfo
 from sdk_messages import result_message
 
 from lifecycle.agent.mcp import McpServers
+from lifecycle.agent.messages import read
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.translate import translate
 from lifecycle.events import RateLimitWindow
@@ -59,7 +60,7 @@ def event(info: Any) -> RateLimitEvent:
 
 
 def one_update(message: object, renderer: StreamRenderer, *, quiet: bool = False) -> dict[str, Any]:
-    steps, ends = translate(message, renderer, McpServers(), quiet=quiet)
+    steps, ends = translate(read(message), renderer, McpServers(), quiet=quiet)
     assert not ends
     # shown, and judged (phase 2): the event's window on the update's step, each other window after it
     assert isinstance(steps[0].event, RateLimitWindow) and all(not s.updates for s in steps[1:])
@@ -123,7 +124,7 @@ def test_unreadable_values_are_left_out_of_the_neutral_entry_but_kept_raw() -> N
 
 @pytest.mark.parametrize("info", [{"status": "paused"}, {"status": None}, {}])
 def test_an_event_without_a_known_status_shows_nothing(info: dict[str, Any]) -> None:
-    steps, ends = translate(event(info), StreamRenderer("/p"), McpServers(), quiet=False)
+    steps, ends = translate(read(event(info)), StreamRenderer("/p"), McpServers(), quiet=False)
     assert (steps, ends) == ([], False)
 
 

@@ -15,7 +15,9 @@ from claude_agent_sdk import ClaudeAgentOptions
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
 from lifecycle.agent.adopt import AdoptingTransport, SuggestingClient
-from lifecycle.agent.suggestions import PromptSuggestion, PromptSuggestions, suggestions_capable
+from lifecycle.agent.messages import read
+from lifecycle.agent.suggestions import PromptSuggestion, PromptSuggestions
+from lifecycle.negotiation import ClientState
 
 
 @dataclass
@@ -32,43 +34,43 @@ CLEAR = {"sessionUpdate": "session_info_update", "_meta": {"promptSuggestions": 
 
 def test_a_prediction_after_a_result_is_shown_once_and_the_next_prompt_clears_it() -> None:
     s = PromptSuggestions(enabled=True)
-    assert s.see(ResultMessage()) == []
-    assert s.see(PromptSuggestion("  run the tests \n")) == [shown("run the tests")]
-    assert s.see(PromptSuggestion("something else")) == []  # one per result
+    assert s.see(read(ResultMessage())) == []
+    assert s.see(read(PromptSuggestion("  run the tests \n"))) == [shown("run the tests")]
+    assert s.see(read(PromptSuggestion("something else"))) == []  # one per result
     assert s.prompt_sent() == [CLEAR]
     assert s.prompt_sent() == []  # nothing held: no second clear
 
 
 def test_a_prediction_outside_its_window_is_dropped() -> None:
     s = PromptSuggestions(enabled=True)
-    assert s.see(PromptSuggestion("before any result")) == []
-    s.see(ResultMessage())
+    assert s.see(read(PromptSuggestion("before any result"))) == []
+    s.see(read(ResultMessage()))
     assert s.prompt_sent() == []  # nothing shown yet: no clear, and the window is closed
-    assert s.see(PromptSuggestion("late: the user moved on")) == []
+    assert s.see(read(PromptSuggestion("late: the user moved on"))) == []
 
 
 def test_the_same_prediction_again_is_not_sent_again_and_whitespace_clears() -> None:
     s = PromptSuggestions(enabled=True)
-    s.see(ResultMessage())
-    assert s.see(PromptSuggestion("fix it")) == [shown("fix it")]
-    s.see(ResultMessage())  # an own turn's result (a background job's notification)
-    assert s.see(PromptSuggestion("fix it")) == []
-    s.see(ResultMessage())
-    assert s.see(PromptSuggestion(" \t\n")) == [CLEAR]
-    s.see(ResultMessage())
-    assert s.see(PromptSuggestion("")) == []  # nothing held already
+    s.see(read(ResultMessage()))
+    assert s.see(read(PromptSuggestion("fix it"))) == [shown("fix it")]
+    s.see(read(ResultMessage()))  # an own turn's result (a background job's notification)
+    assert s.see(read(PromptSuggestion("fix it"))) == []
+    s.see(read(ResultMessage()))
+    assert s.see(read(PromptSuggestion(" \t\n"))) == [CLEAR]
+    s.see(read(ResultMessage()))
+    assert s.see(read(PromptSuggestion(""))) == []  # nothing held already
 
 
 def test_a_long_prediction_is_cut_at_2000_characters() -> None:
     s = PromptSuggestions(enabled=True)
-    s.see(ResultMessage())
-    assert s.see(PromptSuggestion("x" * 5000)) == [shown("x" * 2000)]
+    s.see(read(ResultMessage()))
+    assert s.see(read(PromptSuggestion("x" * 5000))) == [shown("x" * 2000)]
 
 
 def test_a_client_that_does_not_show_them_gets_nothing() -> None:
     s = PromptSuggestions()
-    s.see(ResultMessage())
-    assert s.see(PromptSuggestion("fix it")) == [] and s.prompt_sent() == []
+    s.see(read(ResultMessage()))
+    assert s.see(read(PromptSuggestion("fix it"))) == [] and s.prompt_sent() == []
 
 
 @pytest.mark.parametrize(
@@ -85,7 +87,7 @@ def test_a_client_that_does_not_show_them_gets_nothing() -> None:
     ],
 )
 def test_only_a_client_that_declared_air_shows_them(caps: object, capable: bool) -> None:
-    assert suggestions_capable(caps) is capable
+    assert ClientState.parse(caps).suggestions is capable
 
 
 def test_a_message_without_a_text_is_a_prediction_of_nothing() -> None:
@@ -148,8 +150,8 @@ def test_a_prediction_goes_out_through_the_publisher_masked_like_transcript_pros
     from acp_harness import FAKE_API_KEY, published
 
     s = PromptSuggestions(enabled=True)
-    s.see(ResultMessage())
-    [wire] = published(s.see(PromptSuggestion(f"export ANTHROPIC_API_KEY={FAKE_API_KEY} and retry")))
+    s.see(read(ResultMessage()))
+    [wire] = published(s.see(read(PromptSuggestion(f"export ANTHROPIC_API_KEY={FAKE_API_KEY} and retry"))))
     assert wire["sessionUpdate"] == "session_info_update"
     [entry] = wire["_meta"]["promptSuggestions"]["suggestions"]
     assert FAKE_API_KEY not in entry["text"]

@@ -34,59 +34,28 @@ Rules
 
 Theory of operation
 -------------------
-:class:`OwnTurns` is sans-I/O state the session keeps per runtime stream: :meth:`OwnTurns.owns`
-is asked once per SDK message, before it is translated, with the id of the prompt in flight
-(None between prompts); :func:`own_steps` then translates an own message
-(:func:`lifecycle.agent.translate.translate`, never quiet) and detaches its turn events as above.
+:class:`OwnTurns` is the first lane (:data:`lifecycle.agent.lanes.LANES`): sans-I/O state the
+session keeps per runtime stream. :meth:`OwnTurns.owns` is asked once per message, before any
+other lane, with the id of the prompt in flight (None between prompts), and sets the pass's
+``own``; the translation lane then translates an own message
+(:func:`lifecycle.agent.translate.own_steps`: never quiet, its turn events detached as above).
 :attr:`OwnTurns.running` tells the prompt path that an own turn is under way, so a prompt that
 starts then keeps its streamed text and tool calls (the renderer's turn is not reset under it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-import structlog
+from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 
-from ..events import Assistant
-from ..intents import text_update
-from .mcp import McpServers
-from .stream import StreamRenderer, TurnUsage
-from .translate import TURN_EVENTS, Step, translate
-
-__all__ = ["MARKERS", "OWN_ORIGINS", "OwnTurns", "own_steps"]
-
-log = structlog.get_logger("lifecycle.agent")
+__all__ = ["MARKERS", "OWN_ORIGINS", "OwnTurns"]
 
 #: Result origins of a turn Claude Code started by itself (the reference's AUTONOMOUS_RESULT_ORIGINS).
 OWN_ORIGINS: Final = frozenset({"task-notification", "peer", "coordinator", "observer", "observer-activity"})
 #: The ``init`` capability of a CLI whose requests name the prompts they serve.
 MARKERS: Final = "request_marker_lists_v1"
-_WORK: Final = frozenset({"StreamEvent", "AssistantMessage", "UserMessage"})
-
-
-def _named(message: object) -> list[str]:
-    """The prompt ids (user message uuids) a message names."""
-    names: list[str] = []
-    sources: list[object] = [message]
-    data = getattr(message, "data", None)
-    if isinstance(data, Mapping):
-        sources.append(data)
-    for source in sources:
-        get = source.get if isinstance(source, Mapping) else lambda key, s=source: getattr(s, key, None)
-        one, many = get("user_message_uuid"), get("user_message_uuids")
-        if isinstance(one, str):
-            names.append(one)
-        if isinstance(many, list):
-            names.extend(u for u in many if isinstance(u, str))
-    return names
-
-
-def _origin(message: object) -> str | None:
-    origin = getattr(message, "origin", None)
-    kind = origin.get("kind") if isinstance(origin, Mapping) else getattr(origin, "kind", None)
-    return kind if isinstance(kind, str) else None
+_WORK: Final = frozenset({Kind.STREAM, Kind.ASSISTANT, Kind.USER})
 
 
 class OwnTurns:
@@ -97,61 +66,40 @@ class OwnTurns:
         self.taken: str | None = None  # the prompt Claude Code works on (named since the last result)
         self.running = False  # an own turn showed work and its result has not come
 
-    def owns(self, message: object, turn: str | None) -> bool:
+    @classmethod
+    def build(cls, parts: LaneParts) -> OwnTurns:
+        return cls()
+
+    def run(self, p: Pass) -> list[Step]:
+        """The lane (:mod:`lifecycle.agent.lanes`): sets ``p.own``, shows nothing; a message of a
+        turn that shows nothing more is never an own turn's (it is the cancelled turn's)."""
+        p.own = self.owns(p.message, p.turn) and not p.quiet
+        return []
+
+    def owns(self, message: ClaudeMessage, turn: str | None) -> bool:
         """Whether ``message`` is Claude Code's own (``turn``: the prompt in flight, or None)."""
-        kind = type(message).__name__
-        if kind == "ResultMessage":
-            named = _named(message)
-            own = _origin(message) in OWN_ORIGINS and (turn is None or turn not in named)
+        kind = message.kind
+        if kind is Kind.RESULT:
+            own = message.origin in OWN_ORIGINS and (turn is None or turn not in message.names)
             if not own:
                 self.taken = None
             self.running = False
             return own
-        subtype = getattr(message, "subtype", None) if kind == "SystemMessage" else None
-        data = getattr(message, "data", None)
+        subtype = message.subtype if kind is Kind.SYSTEM else None
+        data = message.data
         if subtype == "init":
-            capabilities = data.get("capabilities") if isinstance(data, Mapping) else None
+            capabilities = data.get("capabilities")
             self.markers = isinstance(capabilities, list) and MARKERS in capabilities
-        named = _named(message)
+        named = message.names
         if turn is not None and turn in named:
             self.taken = turn
-        if subtype == "status" and isinstance(data, Mapping) and data.get("status") == "requesting" and not named:
+        if subtype == "status" and data.get("status") == "requesting" and not named:
             self.running = self.markers  # Claude Code asks the model for no prompt: its own turn
         work = kind in _WORK or subtype == "api_retry"
         if not self.markers or not work:
             return False
         if turn is not None and (self.taken == turn or not self.running):
             return False  # the prompt's, or nothing shows an own turn (fail open)
-        if getattr(message, "parent_tool_use_id", None) is None:
+        if message.parent_tool_use_id is None:
             self.running = True
         return True
-
-
-def own_steps(message: object, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool) -> list[Step]:
-    """The steps of an own message (see the module); ``prompt_open``: the ledger's flow is not
-    ``idle``, so its turn events are not fed."""
-    if type(message).__name__ == "ResultMessage":
-        log.info("runtime.own_turn_ended", origin=(_origin(message) or "")[:40])
-        closing = renderer.close_open_tools(background=False)
-        prompts, renderer.turn_usage = renderer.turn_usage, TurnUsage()  # its tokens are no prompt's
-        try:
-            closing += renderer.result(message)
-        finally:
-            renderer.turn_usage = prompts
-        return [Step(closing)] if closing else []
-    steps, _ = translate(message, renderer, mcp, quiet=False)
-    if not prompt_open:
-        return steps
-    out = []
-    for step in steps:
-        event = step.event
-        if not isinstance(event, TURN_EVENTS):
-            out.append(step)
-            continue
-        log.info("runtime.own_turn_event_not_judged", kind=type(event).__name__)
-        updates: list[dict[str, Any]] = list(step.updates)
-        if isinstance(event, Assistant) and event.top_level and event.text and not event.shown:
-            updates.append(text_update("agent_message_chunk", event.text))
-        if updates:
-            out.append(Step(updates))
-    return out

@@ -12,8 +12,8 @@ Rules
   whose opening never came (a runtime that reports only the end) opens and ends it at once.
   A second ``compacting`` while one is open is the same compaction.
 * Presentation, chosen once per session from the client's capabilities
-  (:func:`compaction_capable`: ``clientCapabilities.session.compaction`` is an object, the
-  reference's check):
+  (:attr:`lifecycle.negotiation.ClientState.compaction`: ``clientCapabilities.session.compaction``
+  is an object, the reference's check):
 
   - a plain client gets the synthetic tool call "Compact conversation", kind ``think``,
     ``in_progress`` -> ``completed`` / ``failed`` (the error as ``Compaction failed: …`` content),
@@ -43,9 +43,12 @@ Rules
 
 Theory of operation
 -------------------
-Sans-I/O: :meth:`ContextCompaction.see` takes every SDK message and returns the updates to send
-before the message's own (none for anything but the three system frames); the session sends them
-through its publisher like the renderer's. The compacted history itself is Claude Code's: the next
+Sans-I/O: the compaction lane, the second of :data:`lifecycle.agent.lanes.LANES`
+(:meth:`ContextCompaction.run`). :meth:`ContextCompaction.see` takes every message record and
+returns the updates to send before the message's own (none for anything but the three system
+frames), and a result (a turn's end, the prompt's or an own turn's) closes a compaction left
+open (:meth:`ContextCompaction.end`); the session sends them through its publisher like the
+renderer's. The compacted history itself is Claude Code's: the next
 request it sends carries the summary instead of the conversation (tests/e2e/test_compaction.py).
 """
 
@@ -55,7 +58,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["TITLE", "ContextCompaction", "boundary_facts", "compaction_capable", "summary_text"]
+from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
+
+__all__ = ["TITLE", "ContextCompaction", "boundary_facts", "summary_text"]
 
 #: The synthetic tool call's title (the reference's).
 TITLE: Final = "Compact conversation"
@@ -115,12 +120,6 @@ def _tagged(raw: str) -> str | None:
     return None
 
 
-def compaction_capable(caps: object) -> bool:
-    """Whether ``clientCapabilities`` (raw JSON) advertise ``session.compaction`` as an object."""
-    session = caps.get("session") if isinstance(caps, Mapping) else None
-    return isinstance(session, Mapping) and isinstance(session.get("compaction"), Mapping)
-
-
 def boundary_facts(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """The facts of a ``compact_boundary``'s ``compact_metadata``, as the reference's
     ``contextCompactionMetadataFromBoundary`` builds them (an unreadable count is left out)."""
@@ -141,19 +140,28 @@ class ContextCompaction:
         self._terminal: str | None = None  # its terminal status, once sent
         self._summary: str | None = None  # the summary Claude Code reported, for the next terminal
 
+    @classmethod
+    def build(cls, parts: LaneParts) -> ContextCompaction:
+        return cls(updates=parts.client.compaction)
+
+    def run(self, p: Pass) -> list[Step]:
+        """The lane (:mod:`lifecycle.agent.lanes`): what :meth:`see` shows, and a turn's end (a
+        result) closes a compaction left open; one step, before the message's own."""
+        shown = self.see(p.message, quiet=p.quiet)
+        if p.message.kind is Kind.RESULT:
+            shown += self.end(quiet=p.quiet)
+        return [Step(shown)] if shown else []
+
     @property
     def open(self) -> bool:
         """A compaction was shown and has not ended."""
         return self._id is not None and self._terminal is None
 
-    def see(self, message: object, *, quiet: bool = False) -> list[dict[str, Any]]:
+    def see(self, message: ClaudeMessage, *, quiet: bool = False) -> list[dict[str, Any]]:
         """The updates a message makes (``quiet``: none, the state still follows)."""
-        if type(message).__name__ != "SystemMessage":
+        if message.kind is not Kind.SYSTEM:
             return []
-        data = getattr(message, "data", None)
-        if not isinstance(data, Mapping):
-            return []
-        subtype = getattr(message, "subtype", None)
+        data, subtype = message.data, message.subtype
         uid = data.get("uuid")
         uid = uid[:200] if isinstance(uid, str) and uid else "compaction"
         updates: list[dict[str, Any]] = []

@@ -7,6 +7,10 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..negotiation import ClientState
 
 __all__ = [
     "AGENT_CAPABILITIES",
@@ -62,21 +66,17 @@ def _agent_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "lifecycle.agent"]
 
 
-def auth_methods(client_capabilities: object) -> list[dict[str, object]]:
+def auth_methods(client: ClientState) -> list[dict[str, object]]:
     """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
-    them (``clientCapabilities.auth.terminal``, or ``_meta["terminal-auth"]`` as Zed, JetBrains and
-    the ACP registry's validator send it: then each also carries ``_meta["terminal-auth"]``
-    ``{command, args, label}``, the full command, as the reference adapter does), then the
-    credentials check."""
-    caps = client_capabilities if isinstance(client_capabilities, dict) else {}
-    auth, meta = caps.get("auth"), caps.get("_meta")
-    meta_terminal = isinstance(meta, dict) and meta.get("terminal-auth") is True
-    terminal = meta_terminal or (isinstance(auth, dict) and auth.get("terminal") is True)
+    them (:attr:`~lifecycle.negotiation.ClientState.terminal_auth`; declared by
+    ``_meta["terminal-auth"]``, as Zed, JetBrains and the ACP registry's validator send it, each
+    also carries ``_meta["terminal-auth"]`` ``{command, args, label}``, the full command, as the
+    reference adapter does), then the credentials check."""
     methods: list[dict[str, object]] = []
-    for method in _TERMINAL_METHODS if terminal else ():
+    for method in _TERMINAL_METHODS if client.terminal_auth else ():
         args = [str(a) for a in method["args"]]  # type: ignore[attr-defined]
         entry: dict[str, object] = dict(method, args=args)
-        if meta_terminal:
+        if client.terminal_auth_meta:
             command, prefix = _agent_command()
             label = _TERMINAL_LABELS[str(method["id"])]
             entry["_meta"] = {"terminal-auth": {"command": command, "args": [*prefix, *args], "label": label}}

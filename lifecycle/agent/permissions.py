@@ -38,11 +38,17 @@ Rules
 
 Theory of operation
 -------------------
-:class:`PermissionBroker` is one session's. :meth:`PermissionBroker.can_use_tool` is given to the
-SDK; it feeds :class:`~lifecycle.events.PermissionAsked`, sends the request as its own task and
-waits for the first of: the answer, or the withdrawal (:meth:`PermissionBroker.withdraw`, called
-by the session with the questions the ledger reports withdrawn: its turn left ``in_turn``). Then it feeds
-:class:`~lifecycle.events.PermissionAnswered` and returns the SDK's allow or deny.
+:class:`PermissionBroker` is one session's. It keeps one record per question
+(:class:`Question`), from Claude Code's request to the client's answer, and nothing else about
+questions: Claude Code's raw ``can_use_tool`` request opens it (:meth:`PermissionBroker.saw_permission_request`,
+the flags the SDK's context drops), the SDK's call of :meth:`PermissionBroker.can_use_tool` asks it,
+the request that goes out to the client is noted on it (its JSON-RPC id:
+:meth:`PermissionBroker.saw_request`), and the answer, or the withdrawal
+(:meth:`PermissionBroker.withdraw`, called by the session with the questions the ledger reports
+withdrawn: its turn left ``in_turn``), closes it. ``can_use_tool`` feeds
+:class:`~lifecycle.events.PermissionAsked`, sends the request as its own task and waits for the
+first of the two; then it feeds :class:`~lifecycle.events.PermissionAnswered`, drops the record and
+returns the SDK's allow or deny.
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import structlog
@@ -74,6 +81,7 @@ __all__ = [
     "UNREADABLE_MESSAGE",
     "WITHDRAWN_MESSAGE",
     "PermissionBroker",
+    "Question",
     "forced_ask",
     "permission_options",
 ]
@@ -92,7 +100,8 @@ UNREADABLE_MESSAGE: Final = "The permission request failed; the tool was not run
 #: The largest tool input a question shows (JSON characters); a larger one is refused unasked,
 #: since a question must show all of what would run.
 MAX_QUESTION_INPUT: Final = 1_000_000
-#: Permission requests whose raw flags are kept until their question is asked.
+#: Questions Claude Code requested and the SDK has not asked yet (their raw flags kept); past it
+#: the oldest is let go (asked later, it counts as forced: no "always").
 MAX_PENDING_FLAGS: Final = 256
 PLAN_REJECTED_MESSAGE: Final = "User chose to keep planning"
 #: The options that leave plan mode, and the mode each switches to.
@@ -101,6 +110,22 @@ EXIT_PLAN_MODES: Final = {
     "exit-plan-bypass": "bypassPermissions",
     "exit-plan-default": "default",
 }
+
+
+@dataclass(slots=True)
+class Question:
+    """One permission question, from Claude Code's request to the client's answer (see the
+    module): the broker's one record of it."""
+
+    tool_use_id: str
+    #: Claude Code's raw request forbade a persistent option (:func:`forced_ask`); a question
+    #: whose request the transport did not see counts as forced.
+    forced_ask: bool = True
+    #: The client's answer while it is awaited (``session/request_permission`` or
+    #: ``elicitation/create``); None before it is sent and once it is answered or withdrawn.
+    asked: asyncio.Future[Any] | None = None
+    #: The JSON-RPC id of that request on the wire (a withdrawal cancels it by this id).
+    request_id: object = None
 
 
 class _Connection(Protocol):
@@ -147,6 +172,7 @@ class PermissionBroker:
         *,
         cwd: str,
         on_cancelled: Callable[[], Awaitable[None]],
+        elicitation_form: bool = False,
     ) -> None:
         self._publisher = publisher
         self._renderer = renderer
@@ -154,11 +180,9 @@ class PermissionBroker:
         self._conn = conn
         self._cwd = cwd
         self._on_cancelled = on_cancelled  # a ``cancelled`` answer cancels the turn (ACP)
-        self._waiting: dict[str, asyncio.Future[Any]] = {}  # tool use id -> the client's answer
-        self._request_ids: dict[str, object] = {}  # tool use id -> the JSON-RPC id of its request
-        self._flags: dict[str, bool] = {}  # tool use id -> forced ask (from the raw request)
+        self._questions: dict[str, Question] = {}  # tool use id -> its question (oldest first)
         self._tasks: set[asyncio.Future[None]] = set()  # cancels a ``cancelled`` answer started
-        self.elicitation_form = False  # the client shows form elicitations (questions.py)
+        self._form = elicitation_form  # the client shows form elicitations (questions.py)
 
     @property
     def _id(self) -> str:
@@ -187,22 +211,31 @@ class PermissionBroker:
     @property
     def open_requests(self) -> int:
         """Requests sent to the client and not answered or withdrawn yet."""
-        return len(self._waiting)
+        return sum(q.asked is not None for q in self._questions.values())
 
     def saw_permission_request(self, request: Mapping[str, Any]) -> None:
         """Claude Code's raw ``can_use_tool`` request (the transport reports it before the SDK
-        calls :meth:`can_use_tool`): keeps the flags the SDK's context drops."""
+        calls :meth:`can_use_tool`): opens the question's record with the flags the SDK's context
+        drops."""
         tool_use_id = request.get("tool_use_id")
-        if isinstance(tool_use_id, str) and tool_use_id:
-            if len(self._flags) >= MAX_PENDING_FLAGS:
-                self._flags.pop(next(iter(self._flags)))
-            self._flags[tool_use_id] = forced_ask(request)
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            return
+        question = self._questions.get(tool_use_id)
+        if question is not None and question.asked is not None:
+            return  # the same id while its question is asked: the ledger refuses the second ask
+        if question is None and len(self._questions) >= MAX_PENDING_FLAGS:
+            oldest = next((t for t, q in self._questions.items() if q.asked is None), None)
+            if oldest is not None:
+                del self._questions[oldest]
+        self._questions[tool_use_id] = Question(tool_use_id, forced_ask=forced_ask(request))
 
     def saw_request(self, request_id: object, tool_use_id: object) -> None:
-        """A ``session/request_permission`` went out with ``request_id`` (the connection's
-        observer reports it): kept so a withdrawal can cancel it on the wire."""
-        if isinstance(tool_use_id, str) and tool_use_id in self._waiting:
-            self._request_ids[tool_use_id] = request_id
+        """A ``session/request_permission`` or ``elicitation/create`` went out with
+        ``request_id`` (the connection's observer reports it): noted on its question, so a
+        withdrawal can cancel it on the wire."""
+        question = self._questions.get(tool_use_id) if isinstance(tool_use_id, str) else None
+        if question is not None and question.asked is not None:
+            question.request_id = request_id
 
     async def can_use_tool(
         self, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
@@ -227,20 +260,32 @@ class PermissionBroker:
         except Exception as exc:  # e.g. the same id asked twice: the machine refuses it
             log.warning("permission.refused", session_id=sid, tool_use_id=tool_id, error_type=type(exc).__name__)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
+        question = self._questions.get(tool_id)
+        if question is None or question.asked is not None:  # a request the transport did not see
+            question = self._questions[tool_id] = Question(tool_id)
+        try:
+            return await self._decide_asked(question, tool_name, tool_input, context)
+        finally:
+            if self._questions.get(tool_id) is question:
+                del self._questions[tool_id]
+
+    async def _decide_asked(
+        self, question: Question, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
+    ) -> PermissionResultAllow | PermissionResultDeny:
+        sid, tool_id = self._id, question.tool_use_id
         if not self._open(tool_id):
             log.info("permission.not_asked", session_id=sid, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
         if tool_name == "AskUserQuestion":  # a question to the user, not a permission (questions.py)
-            return await self._question(tool_id, tool_input)
-        # Unknown flags (a request the transport did not see) count as forced: no "always".
-        forced = self._flags.pop(tool_id, True)
+            return await self._question(question, tool_input)
+        forced = question.forced_ask  # unknown flags count as forced: no "always"
         updates = always_updates(tool_name, tool_input, context.suggestions, forced_ask=forced)
         always = always_option(tool_name, tool_input, updates, cwd=self._cwd, display_name=context.display_name)
         log.info(
             "permission.ask", session_id=sid, tool_use_id=tool_id, forced_ask=forced, always=always is not None
         )
         try:
-            option = await self._ask(tool_id, tool_name, tool_input, always)
+            option = await self._ask(question, tool_name, tool_input, always)
             still_open = self._open(tool_id)
         finally:
             with contextlib.suppress(Exception):
@@ -277,18 +322,20 @@ class PermissionBroker:
             )
         return PermissionResultDeny(message=UNREADABLE_MESSAGE)
 
-    async def _question(self, tool_id: str, tool_input: dict[str, Any]) -> PermissionResultAllow | PermissionResultDeny:
+    async def _question(
+        self, question: Question, tool_input: dict[str, Any]
+    ) -> PermissionResultAllow | PermissionResultDeny:
         """An ``AskUserQuestion`` use, asked as a form elicitation (:mod:`lifecycle.agent.questions`)
         while its turn holds it open."""
+        tool_id = question.tool_use_id
         announce = self._renderer.ensure_tool_call(tool_id, "AskUserQuestion", tool_input)
         if announce is not None:
             await self._show([announce])
-        send = self._elicit if self._conn is not None and self.elicitation_form else None
+        send = self._elicit if self._conn is not None and self._form else None
         try:
-            answer = await questions.ask(send, self._id, tool_id, tool_input, self._waiting)
+            answer = await questions.ask(send, self._id, question, tool_input)
             still_open = self._open(tool_id)
         finally:
-            self._request_ids.pop(tool_id, None)
             with contextlib.suppress(Exception):
                 await self._publisher.feed(PermissionAnswered(tool_use_id=tool_id))
         log.info("question.answered", session_id=self._id, tool_use_id=tool_id, answered=isinstance(answer, dict))
@@ -308,9 +355,11 @@ class PermissionBroker:
         if update is not None:
             await self._show([update])
 
-    async def _ask(self, tool_id: str, tool_name: str, tool_input: dict[str, Any], always: str | None) -> str | None:
+    async def _ask(
+        self, question: Question, tool_name: str, tool_input: dict[str, Any], always: str | None
+    ) -> str | None:
         """The option the client selected, ``"cancelled"``, or None (no usable answer)."""
-        sid = self._id
+        sid, tool_id = self._id, question.tool_use_id
         announce = self._renderer.ensure_tool_call(tool_id, tool_name, tool_input)
         if announce is not None:
             await self._show([announce])
@@ -335,11 +384,11 @@ class PermissionBroker:
             log.error("permission.unrenderable", session_id=sid, error_type=type(exc).__name__)
             return None
         request = asyncio.ensure_future(self._conn.request_permission(sid, tool_call, options))
-        self._waiting[tool_id] = request
+        question.asked = request
         try:
             response = await request
         except asyncio.CancelledError:
-            if request.cancelled() and tool_id not in self._waiting:
+            if request.cancelled() and question.asked is None:
                 return None  # withdrawn
             raise
         except Exception as exc:  # an error reply, a client that is gone
@@ -348,8 +397,7 @@ class PermissionBroker:
             )
             return None
         finally:
-            self._waiting.pop(tool_id, None)
-            self._request_ids.pop(tool_id, None)
+            question.asked, question.request_id = None, None
             if not request.done():
                 request.cancel()
         return _selected(response, tool_id, [o["optionId"] for o in offered])
@@ -361,14 +409,16 @@ class PermissionBroker:
         notification on the client connection) and stops being awaited."""
         notify = getattr(getattr(self._conn, "_conn", None), "send_notification", None)
         if tool_use_ids is None:
-            waiting = list(self._waiting.items())
+            waiting = list(self._questions.values())
         else:
-            waiting = [(t, self._waiting[t]) for t in tool_use_ids if t in self._waiting]
-        for tool_id, request in waiting:
-            self._waiting.pop(tool_id, None)
-            request_id = self._request_ids.pop(tool_id, None)
+            waiting = [q for t in tool_use_ids if (q := self._questions.get(t)) is not None]
+        for question in waiting:
+            request, request_id = question.asked, question.request_id
+            if request is None:
+                continue  # not sent (or already answered): nothing to cancel
+            question.asked, question.request_id = None, None
             request.cancel()
-            log.info("permission.withdraw", session_id=self._id, tool_use_id=tool_id)
+            log.info("permission.withdraw", session_id=self._id, tool_use_id=question.tool_use_id)
             if notify is not None and request_id is not None:
                 with contextlib.suppress(Exception):
                     await notify("$/cancel_request", {"requestId": request_id})

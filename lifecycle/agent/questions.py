@@ -30,25 +30,26 @@ Theory of operation
 -------------------
 Pure functions build the request (:func:`elicitation_request`) and read the answer
 (:func:`answered_input`); :func:`ask` sends the request through the ``send`` it is given, keeps its
-future in the broker's table of open requests, and returns the tool's new input or a denial text.
-This module imports no SDK (:mod:`lifecycle.agent.startup` reads :func:`form_capable`).
+future on the broker's record of the question (:class:`Asked`), and returns the tool's new input
+or a denial text. This module imports no SDK. Whether the client shows forms is
+:attr:`lifecycle.negotiation.ClientState.form`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final, Protocol
 
 __all__ = [
     "ABORTED_MESSAGE",
     "NO_FORM_MESSAGE",
     "NO_QUESTIONS_MESSAGE",
+    "Asked",
     "answered_input",
     "ask",
     "elicitation_request",
-    "form_capable",
     "valid_questions",
 ]
 
@@ -65,14 +66,6 @@ _SINGLE_HINT: Final = "Type your own answer, or add a note to the option you cho
 _OPTION_META: Final = "_claude/askUserQuestionOption"
 
 Send = Callable[[dict[str, Any]], Awaitable[Any]]
-
-
-def form_capable(caps: object) -> bool:
-    """Whether raw ``clientCapabilities`` advertise form elicitation (``elicitation.form``: ``{}``
-    means yes, omitted or null no)."""
-    elicitation = caps.get("elicitation") if isinstance(caps, Mapping) else None
-    form = elicitation.get("form") if isinstance(elicitation, Mapping) else None
-    return isinstance(form, Mapping) or form is True
 
 
 def valid_questions(tool_input: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -176,34 +169,38 @@ def answered_input(
     return out
 
 
+class Asked(Protocol):
+    """The broker's record of the question (:class:`lifecycle.agent.permissions.Question`)."""
+
+    tool_use_id: str
+    asked: asyncio.Future[Any] | None
+    request_id: object
+
+
 async def ask(
-    send: Send | None,
-    session_id: str,
-    tool_id: str,
-    tool_input: Mapping[str, Any],
-    waiting: MutableMapping[str, asyncio.Future[Any]],
+    send: Send | None, session_id: str, question: Asked, tool_input: Mapping[str, Any]
 ) -> dict[str, Any] | str:
     """Ask the question of one ``AskUserQuestion`` use: the tool's new input (answered), or the
     denial Claude is told. ``send`` sends ``elicitation/create`` (None: the client has no form
-    elicitation); ``waiting`` holds the request while it is open (the broker withdraws it there:
-    then :data:`ABORTED_MESSAGE`)."""
+    elicitation); ``question.asked`` holds the request while it is open (the broker withdraws it
+    there: then :data:`ABORTED_MESSAGE`)."""
     questions = valid_questions(tool_input)
     if questions is None:
         return NO_QUESTIONS_MESSAGE
     if send is None:
         return NO_FORM_MESSAGE
-    request = asyncio.ensure_future(send(elicitation_request(questions, session_id, tool_id)))
-    waiting[tool_id] = request
+    request = asyncio.ensure_future(send(elicitation_request(questions, session_id, question.tool_use_id)))
+    question.asked = request
     try:
         response = await request
     except asyncio.CancelledError:
-        if request.cancelled() and tool_id not in waiting:
+        if request.cancelled() and question.asked is None:
             return ABORTED_MESSAGE  # withdrawn
         raise
     except Exception:  # an error reply, a client that is gone
         return ABORTED_MESSAGE
     finally:
-        waiting.pop(tool_id, None)
+        question.asked, question.request_id = None, None
         if not request.done():
             request.cancel()
     answered = answered_input(response, tool_input, questions)

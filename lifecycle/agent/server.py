@@ -35,27 +35,23 @@ from acp.schema import (
 from claude_agent_sdk import ClaudeSDKClient
 
 from .. import __version__
-from ..acp import SessionPublisher, advertise, negotiate_client, new_epoch
+from ..acp import SessionPublisher, advertise, new_epoch
 from ..answers import MachineAnswers
 from ..events import AuthStatus, Informational
 from ..history import load_history, unreadable_notice
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
-from ..negotiation import notices_capable
-from .compaction import ContextCompaction, compaction_capable
+from ..negotiation import ClientState
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
 from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
-from .mcp import McpServers
 from .modes import MODE_CONFIG_ID, Offered, SettingsError
 from .prompt import PromptRefused, prompt_content
-from .questions import form_capable
 from .replay import replay
 from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
-from .startup import ClientState, log_initialize
+from .startup import log_initialize
 from .stored import session_info, stored_messages
-from .suggestions import PromptSuggestions, suggestions_capable
 from .translate import local_zone
 from .transport import StdioTransport
 
@@ -128,11 +124,7 @@ class ClaudeAcpAgent:
         self._offered = Offered(lambda: claude_cli(self.config.cli_path), self._env)
         self._launcher = Launcher(self.config, client_factory or ClaudeSDKClient, self._offered)
         self._conn: Any = None
-        self._negotiated = False
-        self._notices = False  # the client declared ACP session notices
-        self._form = False  # the client shows form elicitations (questions to the user)
-        self._compaction = False  # the client advertises session.compaction (compaction_update)
-        self._suggestions = False  # the client shows prompt suggestions (suggestions.py)
+        self._client = ClientState()  # what the client's initialize declared (one value)
         self._raw_caps: object = None  # the raw ``clientCapabilities`` of the initialize being handled
         self._sessions: dict[str, _Session] = {}
         self._closed: dict[str, None] = {}  # ids of sessions closed by the client (bounded, oldest first)
@@ -165,13 +157,9 @@ class ClaudeAcpAgent:
             session.permissions.saw_request(message.get("id"), tool_call.get("toolCallId"))
 
     def accept_initialize(self, state: ClientState) -> None:
-        """Take what an ``initialize`` answered before the agent existed negotiated
+        """Take what an ``initialize`` answered before the agent existed declared
         (:mod:`lifecycle.agent.startup`)."""
-        self._negotiated = state.negotiated
-        self._notices = state.notices
-        self._form = state.form
-        self._compaction = state.compaction
-        self._suggestions = state.suggestions
+        self._client = state
 
     def saw_client_capabilities(self, raw: object) -> None:
         """The raw ``clientCapabilities`` of an ``initialize`` request about to reach
@@ -197,19 +185,29 @@ class ClaudeAcpAgent:
         self._early.discard("another_session")
         return None
 
-    async def _open(self, session_id: str, cwd: str, mcp_servers: Any) -> _Session:
-        """A fresh session (ledger, settings, the client's MCP servers) under ``session_id``; one
-        already open under it (load or resume of an open session) is closed first."""
+    async def _open(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Any,
+        directories: tuple[str, ...],
+        early: EarlyCli | None = None,
+    ) -> _Session:
+        """A fresh session under ``session_id``, built whole: its ledger, its settings (with the
+        client's additional directories: Claude Code's ``add_dirs``), what the client declared,
+        its MCP servers, and the Claude Code launched for it early; one already open under it
+        (load or resume of an open session) is closed first."""
         self._take_early("", None)  # a first session that did not take it: stopped
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await old.close()
         epoch = new_epoch()
         observer = StructlogObserver(epoch=epoch)
+        client = self._client
         ledger = SessionLedger(
             session_id,
-            negotiated=self._negotiated,
-            notices=self._notices,
+            negotiated=client.negotiated,
+            notices=client.notices,
             epoch=epoch,
             observer=observer,
             answers=self._answers,
@@ -221,11 +219,12 @@ class ClaudeAcpAgent:
         settings.learn(self._offered.info)  # what an earlier session's Claude Code offered
         if not settings.models:  # else what a Claude Code of this machine offered
             settings.models = self._offered.cache.read()  # one small file, read in place
+        settings.add_dirs = directories
         publisher = SessionPublisher(self._conn, ledger)
-        session = _Session(self._launcher, session_id, cwd, publisher, self._conn, settings)
-        session.mcp = McpServers(mcp_servers, negotiated=self._negotiated, notices=self._notices)
-        session.compaction = ContextCompaction(updates=self._compaction)
-        session.suggestions = PromptSuggestions(enabled=self._suggestions)
+        session = _Session(
+            self._launcher, session_id, cwd, publisher, self._conn, settings,
+            client=client, mcp_servers=mcp_servers, early_cli=early,
+        )  # fmt: skip
         self._sessions[session_id] = session
         self._closed.pop(session_id, None)
         return session
@@ -255,25 +254,18 @@ class ClaudeAcpAgent:
         client_info: Any = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        self._negotiated = negotiate_client(client_capabilities)
         raw, self._raw_caps = self._raw_caps, None
-        self._notices = notices_capable(raw if raw is not None else client_capabilities)
-        log_initialize(self._negotiated, client_info, protocol_version)
-        caps: Any = raw if raw is not None else client_capabilities
-        if caps is not None and not isinstance(caps, dict):
-            # the SDK's model, or whatever an unusual client sent (then: no terminal login)
-            dump = getattr(caps, "model_dump", None)
-            caps = dump(by_alias=True, exclude_none=True) if callable(dump) else None
-        self._form = form_capable(caps)
-        self._compaction = compaction_capable(caps)
-        self._suggestions = suggestions_capable(caps)
+        # The raw JSON when the transport saw it (the SDK's model drops keys it does not know),
+        # else the SDK's model.
+        client = self._client = ClientState.parse(raw if raw is not None else client_capabilities)
+        log_initialize(client.negotiated, client_info, protocol_version)
         return InitializeResponse.model_validate(
             {
                 "protocolVersion": acp.PROTOCOL_VERSION,
                 "agentCapabilities": advertise(
-                    AgentCapabilities.model_validate(AGENT_CAPABILITIES), self._negotiated
+                    AgentCapabilities.model_validate(AGENT_CAPABILITIES), client.negotiated
                 ).model_dump(by_alias=True, exclude_none=True),
-                "authMethods": auth_methods(caps),
+                "authMethods": auth_methods(client),
                 "agentInfo": {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__},
             }
         )
@@ -321,9 +313,7 @@ class ClaudeAcpAgent:
     ) -> NewSessionResponse:
         cwd, dirs = self._cwd(cwd), _directories(additional_directories)
         early = self._take_early(cwd, mcp_servers)
-        session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers)
-        session.early_cli = early
-        self._configure(session, dirs)
+        session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers, dirs, early)
         if session.settings.models or not self.config.start_early:
             self._started(session)
             log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
@@ -366,8 +356,7 @@ class ClaudeAcpAgent:
         stored, read = await stored_messages(session_id, cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
-        session = await self._open(session_id, cwd, mcp_servers)
-        self._configure(session, dirs)
+        session = await self._open(session_id, cwd, mcp_servers, dirs)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -405,8 +394,7 @@ class ClaudeAcpAgent:
         if info is None:
             # The reference's answer (its SDK's ``RequestError.sessionNotFound``): -32002.
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
-        session = await self._open(session_id, cwd, mcp_servers)
-        self._configure(session, dirs)
+        session = await self._open(session_id, cwd, mcp_servers, dirs)
         self._started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
         return ResumeSessionResponse(**_session_state(session))
@@ -460,8 +448,7 @@ class ClaudeAcpAgent:
             forked = await asyncio.to_thread(fork_session, session_id)
         except (ValueError, FileNotFoundError):  # not a UUID, no transcript: the reference's -32002
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]}) from None
-        session = await self._open(forked.session_id, cwd, mcp_servers)
-        self._configure(session, dirs)
+        session = await self._open(forked.session_id, cwd, mcp_servers, dirs)
         self._started(session)
         log.info("session.fork", session_id=session.id, source_id=session_id, epoch=session.publisher.ledger.epoch)
         return ForkSessionResponse(session_id=session.id, **_session_state(session))
@@ -479,12 +466,6 @@ class ClaudeAcpAgent:
             await asyncio.to_thread(delete_session, session_id)
         log.info("session.delete", session_id=session_id)
         return DeleteSessionResponse()
-
-    def _configure(self, session: _Session, directories: tuple[str, ...]) -> None:
-        """What a session takes from the client besides its ledger: its additional directories
-        (Claude Code's ``add_dirs``) and whether its questions are asked as form elicitations."""
-        session.settings.add_dirs = directories
-        session.permissions.elicitation_form = self._form
 
     @_guarded
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:

@@ -1,5 +1,11 @@
 """One ACP session of the agent: its ledger and publisher, its current runtime, its prompt lock,
-and how a prompt and a cancel run. See :mod:`lifecycle.agent` for the rules."""
+its lanes, and how a prompt and a cancel run. See :mod:`lifecycle.agent` for the rules.
+
+A session is built whole: everything it takes from the client (what the client declared,
+:class:`lifecycle.negotiation.ClientState`; its MCP servers; its additional directories, in the
+settings) is given to the constructor, and no part is replaced afterwards. Each Claude message is
+read once (:func:`lifecycle.agent.messages.read`) and run through the session's lanes
+(:mod:`lifecycle.agent.lanes`) by :meth:`_Session.receive`."""
 
 from __future__ import annotations
 
@@ -18,10 +24,13 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
-from .background import OwnTurns, own_steps
+from ..negotiation import ClientState
+from .background import OwnTurns
 from .compaction import ContextCompaction
+from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
+from .messages import Step, read
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -29,7 +38,7 @@ from .runtime import Launcher, _Runtime
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
-from .translate import Step, runtime_end, translate
+from .translate import runtime_end
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -63,22 +72,30 @@ class _Session:
         publisher: SessionPublisher,
         conn: Any = None,
         settings: SessionSettings | None = None,
+        *,
+        client: ClientState | None = None,
+        mcp_servers: Any = None,
+        early_cli: EarlyCli | None = None,
     ) -> None:
         self.launcher = launcher
         self.config = launcher.config
         self.settings = settings or SessionSettings()
+        self.client = client = client or ClientState()  # what the client declared
         self.id = session_id
         self.cwd = cwd
         self.publisher = publisher
         self.renderer = StreamRenderer(cwd)
         self.permissions = PermissionBroker(
-            publisher, self.renderer, self.settings, conn, cwd=cwd, on_cancelled=self.cancel
-        )
-        self.mcp = McpServers()  # the client's MCP servers (set by session/new, load)
-        self.own_turns = OwnTurns()  # Claude Code's own turns (background.py)
-        self.compaction = ContextCompaction()  # its compactions (compaction.py; set by session/new, load)
+            publisher, self.renderer, self.settings, conn,
+            cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form,
+        )  # fmt: skip
+        # the client's MCP servers (mcp.py)
+        self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
+        self.lanes = Lanes(LaneParts(self.renderer, self.mcp, client))  # every Claude message's path (lanes.py)
+        self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
+        self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
+        self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
-        self.suggestions = PromptSuggestions()  # the predicted next prompt (suggestions.py; set by new, load)
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
@@ -88,7 +105,7 @@ class _Session:
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
-        self.early_cli: EarlyCli | None = None  # Claude Code launched for this session before the agent existed
+        self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
         if self.closed:
@@ -115,24 +132,14 @@ class _Session:
         return self.publisher.ledger.flow == "idle"
 
     async def receive(self, message: object, generation: int) -> bool:
-        """The runtime's pump hands each SDK message here: it is translated once
-        (:func:`lifecycle.agent.translate.translate`) and each step sent as one publisher step.
+        """The runtime's pump hands each SDK message here: it is read once
+        (:func:`lifecycle.agent.messages.read`), run through the session's lanes
+        (:meth:`lifecycle.agent.lanes.Lanes.run`), and each step sent as one publisher step.
         Returns whether it ended the turn in flight."""
         try:
-            quiet = self._quiet()
-            # A turn no prompt started; while a cancelled turn drains, what comes is that turn's.
-            own = self.own_turns.owns(message, self.current_turn) and not quiet
-            if own:
-                steps, ends = own_steps(message, self.renderer, self.mcp, prompt_open=not self._idle()), False
-                quiet = False
-            else:
-                steps, ends = translate(message, self.renderer, self.mcp, quiet=quiet)
-            shown = self.compaction.see(message, quiet=quiet)
-            if ends or (own and type(message).__name__ == "ResultMessage"):  # a turn's end closes a compaction
-                shown += self.compaction.end(quiet=quiet)
-            steps = [Step(shown), *steps] if shown else steps
-            predicted = self.suggestions.see(message)
-            steps = [*steps, Step(predicted)] if predicted else steps
+            steps, ends = self.lanes.run(
+                read(message), turn=self.current_turn, quiet=self._quiet(), prompt_open=not self._idle()
+            )
             await self._emit(steps, generation)
         except Exception as exc:  # an adapter bug, not a runtime failure
             log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)

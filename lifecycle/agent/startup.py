@@ -47,14 +47,11 @@ import structlog
 
 from .. import __version__
 from ..log import configure_logging
-from ..negotiation import agent_capabilities_meta, negotiate, notices_capable
+from ..negotiation import ClientState, agent_capabilities_meta
 from ..redaction import redact
-from .compaction import compaction_capable
 from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
 from .imports import import_server
 from .launch import EarlyCli, launch_early, warm
-from .questions import form_capable
-from .suggestions import suggestions_capable
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
 
 __all__ = ["PROTOCOL_VERSION", "RESERVED_KWARGS", "ClientState", "cli_main", "initialize_result", "serve"]
@@ -79,24 +76,6 @@ _AGENT_INFO: Final = {"name": "lifecycle-claude-acp", "title": "Claude (lifecycl
 # Capability sub-objects whose fields the fast path checks, and those it only checks are objects.
 _BOOL_FIELDS: Final = ("readTextFile", "writeTextFile")
 _OBJECT_FIELDS: Final = ("session", "plan", "auth", "elicitation", "nes")
-
-
-class ClientState:
-    """What the client's ``initialize`` negotiated: ``sessionFailure``, ACP session notices,
-    form elicitation (:func:`lifecycle.agent.questions.form_capable`), compaction updates
-    (:func:`lifecycle.agent.compaction.compaction_capable`) and prompt suggestions
-    (:func:`lifecycle.agent.suggestions.suggestions_capable`)."""
-
-    __slots__ = ("compaction", "form", "negotiated", "notices", "suggestions")
-
-    def __init__(
-        self, negotiated: bool, notices: bool, form: bool = False, compaction: bool = False, suggestions: bool = False
-    ) -> None:
-        self.negotiated = negotiated
-        self.notices = notices
-        self.form = form
-        self.compaction = compaction
-        self.suggestions = suggestions
 
 
 def _optional_object(value: object) -> bool:
@@ -162,14 +141,7 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
     if not _ordinary(params):
         return None
     assert isinstance(params, dict)
-    caps = params.get("clientCapabilities")
-    state = ClientState(
-        negotiate(caps or {}),
-        notices_capable(caps or {}),
-        form_capable(caps),
-        compaction_capable(caps),
-        suggestions_capable(caps),
-    )
+    state = ClientState.parse(params.get("clientCapabilities"))
     agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)
     if meta:
@@ -177,7 +149,7 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
     result = {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_caps,
-        "authMethods": auth_methods(caps),
+        "authMethods": auth_methods(state),
         "agentInfo": dict(_AGENT_INFO),
     }
     return result, state
@@ -212,7 +184,7 @@ async def _answer_initialize(transport: StdioTransport) -> ClientState | None:
                     await transport.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
                 return state
     transport.unread(message)
-    return ClientState(False, False)
+    return ClientState()
 
 
 async def serve(

@@ -10,7 +10,8 @@ Rules
   (``promptSuggestionEnabled`` in settings.json, ``CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION=false``).
 * ACP has no field for it. Like the reference adapter 0.101.0, it travels as a
   ``session_info_update`` whose ``_meta.promptSuggestions`` is ``{"suggestions": [{"text": …}]}``,
-  and only to a client that declared ``_meta.jetbrains.air`` (:func:`suggestions_capable`): JetBrains
+  and only to a client that declared ``_meta.jetbrains.air``
+  (:attr:`lifecycle.negotiation.ClientState.suggestions`): JetBrains
   AIR shows it as gray text in an empty composer, and nothing is sent until the user sends it.
 * Better than the reference: the agent asks Claude Code for predictions only for such a client.
   The reference asks always and drops them for every other client, so their users pay for one
@@ -27,8 +28,9 @@ Rules
 
 Theory of operation
 -------------------
-:class:`PromptSuggestions` is sans-I/O: :meth:`PromptSuggestions.see` takes each SDK message
-(a ``ResultMessage`` opens the window, a :class:`PromptSuggestion` is published in it) and
+:class:`PromptSuggestions` is sans-I/O, the last of :data:`lifecycle.agent.lanes.LANES`:
+:meth:`PromptSuggestions.see` takes each message record (a result opens the window, a
+:class:`~lifecycle.agent.messages.PromptSuggestion` is published in it) and
 :meth:`PromptSuggestions.prompt_sent` the user's prompt; each returns the updates to send. The
 Claude SDK 0.2.189 drops the message (an unknown type), so the agent's SDK client reads it
 (:class:`lifecycle.agent.adopt.SuggestingClient`) and hands it on as a :class:`PromptSuggestion`.
@@ -36,15 +38,13 @@ Claude SDK 0.2.189 drops the message (an unknown type), so the agent's SDK clien
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import structlog
 
-from ..wire import air_of
+from .messages import ClaudeMessage, Kind, LaneParts, Pass, PromptSuggestion, Step
 
-__all__ = ["META_KEY", "PromptSuggestion", "PromptSuggestions", "suggestion_update", "suggestions_capable"]
+__all__ = ["META_KEY", "PromptSuggestion", "PromptSuggestions", "suggestion_update"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -52,24 +52,6 @@ log = structlog.get_logger("lifecycle.agent")
 META_KEY: Final = "promptSuggestions"
 #: The longest prediction sent; a longer one is cut (a prompt to type, not a document).
 MAX_SUGGESTION: Final = 2_000
-
-
-@dataclass(frozen=True, slots=True)
-class PromptSuggestion:
-    """Claude Code's ``prompt_suggestion`` message: the prompt it expects the user to send next."""
-
-    suggestion: str
-
-    @classmethod
-    def from_raw(cls, data: Mapping[str, Any]) -> PromptSuggestion:
-        text = data.get("suggestion")
-        return cls(text if isinstance(text, str) else "")
-
-
-def suggestions_capable(caps: object) -> bool:
-    """Whether ``clientCapabilities`` (raw JSON) declare ``_meta.jetbrains.air`` (an object): the
-    client the reference publishes predictions to."""
-    return isinstance(caps, Mapping) and air_of(caps.get("_meta")) is not None
 
 
 def suggestion_update(text: str | None) -> dict[str, Any]:
@@ -86,17 +68,26 @@ class PromptSuggestions:
         self.expected = False  # a turn's result came, and no prediction for it yet
         self.shown: str | None = None  # the prediction the client holds
 
-    def see(self, message: object) -> list[dict[str, Any]]:
-        """The updates an SDK message makes (only a prediction in its window makes one)."""
+    @classmethod
+    def build(cls, parts: LaneParts) -> PromptSuggestions:
+        return cls(enabled=parts.client.suggestions)
+
+    def run(self, p: Pass) -> list[Step]:
+        """The lane (:mod:`lifecycle.agent.lanes`): a prediction's update, one step, last."""
+        predicted = self.see(p.message)
+        return [Step(predicted)] if predicted else []
+
+    def see(self, message: ClaudeMessage) -> list[dict[str, Any]]:
+        """The updates a message makes (only a prediction in its window makes one)."""
         if not self.enabled:
             return []
-        if type(message).__name__ == "ResultMessage":
+        if message.kind is Kind.RESULT:
             self.expected = True
             return []
-        if not isinstance(message, PromptSuggestion) or not self.expected:
+        if message.kind is not Kind.SUGGESTION or not self.expected:
             return []
         self.expected = False
-        text = message.suggestion.strip()[:MAX_SUGGESTION] or None
+        text = str(message.data.get("suggestion", "")).strip()[:MAX_SUGGESTION] or None
         return self._publish(text)
 
     def prompt_sent(self) -> list[dict[str, Any]]:

@@ -3,8 +3,9 @@ judges, in the order they are sent.
 
 Rules
 -----
-* Every SDK message is dispatched here, once, by its class name; nothing else looks at it. The
-  renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
+* The translation lane (:class:`Translation`, the third of :data:`lifecycle.agent.lanes.LANES`):
+  every message record (:class:`lifecycle.agent.messages.ClaudeMessage`) is dispatched here, once,
+  by its kind. The renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
   only it knows (the text already streamed: ``shown``; the refusal explanation the stream
   carried); the event is built with those facts (:mod:`lifecycle.claude`'s ``sdk_*``), never
   patched afterwards.
@@ -30,7 +31,8 @@ Rules
 Theory of operation
 -------------------
 :func:`translate` is sans-I/O: it returns the :class:`Step` list and whether the message ends the
-turn in flight (a result). The session sends each step with
+turn in flight (a result); :func:`own_steps` is the same for a message of Claude Code's own turn
+(:mod:`lifecycle.agent.background`). The session sends each step with
 :meth:`lifecycle.acp.SessionPublisher.emit`: the updates, then the event, under one lock.
 :func:`runtime_end` is the same for Claude Code going away: the tool calls left open fail, then
 the loss is judged.
@@ -38,20 +40,32 @@ the loss is judged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import structlog
 
 from ..claude import from_sdk_exception, sdk_assistant, sdk_rate_limit, sdk_result, sdk_system, unified_windows
 from ..errors import LifecycleError
 from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, RateLimitWindow, Result
-from .mcp import McpServers
-from .stream import StreamRenderer
+from ..intents import text_update
+from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
+from .stream import StreamRenderer, TurnUsage
 
-__all__ = ["RATE_LIMIT_META", "TURN_EVENTS", "Step", "local_zone", "rate_limit_update", "runtime_end", "translate"]
+if TYPE_CHECKING:
+    from .mcp import McpServers
+
+__all__ = [
+    "RATE_LIMIT_META",
+    "TURN_EVENTS",
+    "Step",
+    "Translation",
+    "local_zone",
+    "own_steps",
+    "rate_limit_update",
+    "runtime_end",
+    "translate",
+]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -61,36 +75,48 @@ TURN_EVENTS: Final = (Assistant, Result, ApiRetry, ModelFallback)
 RATE_LIMIT_META: Final = "_claude/rateLimit"
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """Updates to show, then an event to judge (either may be empty)."""
+class Translation:
+    """The translation lane (see the module): a prompt's message is translated, an own one's
+    turn events detached."""
 
-    updates: list[dict[str, Any]] = field(default_factory=list)
-    event: Event | None = None
+    __slots__ = ("mcp", "renderer")
+
+    def __init__(self, renderer: StreamRenderer, mcp: McpServers) -> None:
+        self.renderer = renderer
+        self.mcp = mcp
+
+    @classmethod
+    def build(cls, parts: LaneParts) -> Translation:
+        return cls(parts.renderer, parts.mcp)
+
+    def run(self, p: Pass) -> list[Step]:
+        if p.own:
+            return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
+        return translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
 
 
-def _event(build: Any, message: object, **facts: Any) -> Event | None:
+def _event(build: Any, message: ClaudeMessage, **facts: Any) -> Event | None:
     try:
-        event: Event | None = build(message, **facts)
+        event: Event | None = build(message.sdk, **facts)
     except LifecycleError:
-        log.warning("runtime.malformed_message", kind=type(message).__name__)
+        log.warning("runtime.malformed_message", kind=message.kind.value)
         return None
     return event
 
 
 def translate(
-    message: object, renderer: StreamRenderer, mcp: McpServers, *, quiet: bool
+    message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, quiet: bool
 ) -> tuple[list[Step], bool]:
     """The steps ``message`` makes, and whether it ends the turn in flight (see the module)."""
-    kind = type(message).__name__
-    if kind == "StreamEvent":  # the hot path of a streamed turn: chunks, nothing to judge
-        updates = renderer.stream_event(message)
+    kind, sdk = message.kind, message.sdk
+    if kind is Kind.STREAM:  # the hot path of a streamed turn: chunks, nothing to judge
+        updates = renderer.stream_event(sdk)
         return ([] if quiet or not updates else [Step(updates)]), False
-    if kind == "RateLimitEvent":  # the session's, whatever the turn (see the module)
+    if kind is Kind.RATE_LIMIT:  # the session's, whatever the turn (see the module)
         try:
-            window = sdk_rate_limit(message)
+            window = sdk_rate_limit(sdk)
         except LifecycleError:
-            log.warning("runtime.malformed_message", kind=kind)
+            log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
         first, *others = unified_windows(window)
         update = Step([rate_limit_update(window, renderer.context())], first)
@@ -98,29 +124,62 @@ def translate(
     steps: list[Step] = []
     event: Event | None = None
     updates = []
-    if kind == "AssistantMessage":
-        updates, shown = renderer.assistant(message)
-        refusal = renderer.refusal() if getattr(message, "stop_reason", None) == "refusal" else None
+    if kind is Kind.ASSISTANT:
+        updates, shown = renderer.assistant(sdk)
+        refusal = renderer.refusal() if getattr(sdk, "stop_reason", None) == "refusal" else None
         event = _event(sdk_assistant, message, shown=shown, refusal=refusal)
-    elif kind == "UserMessage":
-        updates = renderer.user(message)
-    elif kind == "ResultMessage":
+    elif kind is Kind.USER:
+        updates = renderer.user(sdk)
+    elif kind is Kind.RESULT:
         if not quiet:
-            updates = renderer.close_open_tools(background=False) + renderer.result(message)
+            updates = renderer.close_open_tools(background=False) + renderer.result(sdk)
         event = _event(sdk_result, message)
-    else:
-        if kind == "SystemMessage":
+    elif kind is not Kind.SUGGESTION:  # a prediction is the suggestions lane's alone
+        if kind is Kind.SYSTEM:
             steps.extend(_startup_failures(mcp, message))
-            updates = renderer.compacted(message)
+            updates = renderer.compacted(sdk)
         event = _event(sdk_system, message)
     if quiet:
         updates = []
         if isinstance(event, TURN_EVENTS):
-            log.info("runtime.cancelled_turn_event_dropped", kind=kind)
+            log.info("runtime.cancelled_turn_event_dropped", kind=kind.value)
             event = None
     if updates or event is not None:
         steps.append(Step(updates, event))
-    return steps, kind == "ResultMessage"
+    return steps, kind is Kind.RESULT
+
+
+def own_steps(
+    message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool
+) -> list[Step]:
+    """The steps of an own message (see the module); ``prompt_open``: the ledger's flow is not
+    ``idle``, so its turn events are not fed."""
+    if message.kind is Kind.RESULT:
+        log.info("runtime.own_turn_ended", origin=(message.origin or "")[:40])
+        closing = renderer.close_open_tools(background=False)
+        prompts, renderer.turn_usage = renderer.turn_usage, TurnUsage()  # its tokens are no prompt's
+        try:
+            closing += renderer.result(message.sdk)
+        finally:
+            renderer.turn_usage = prompts
+        return [Step(closing)] if closing else []
+    steps, _ = translate(message, renderer, mcp, quiet=False)
+    if not prompt_open:
+        return steps
+    out = []
+    for step in steps:
+        event = step.event
+        if not isinstance(event, TURN_EVENTS):
+            out.append(step)
+            continue
+        log.info("runtime.own_turn_event_not_judged", kind=type(event).__name__)
+        updates: list[dict[str, Any]] = list(step.updates)
+        if isinstance(event, Assistant) and event.top_level and event.text and not event.shown:
+            updates.append(text_update("agent_message_chunk", event.text))
+        if updates:
+            out.append(Step(updates))
+    return out
+
 
 
 def local_zone(seconds: int) -> tuple[int, str]:
@@ -160,13 +219,12 @@ def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) 
     }
 
 
-def _startup_failures(mcp: McpServers, message: object) -> list[Step]:
+def _startup_failures(mcp: McpServers, message: ClaudeMessage) -> list[Step]:
     """The steps reporting the client's MCP servers that a ``system``/``init`` message says did
     not start."""
-    if getattr(message, "subtype", None) != "init" or not mcp.config:
+    if message.subtype != "init" or not mcp.config:
         return []
-    data = getattr(message, "data", None)
-    statuses = data.get("mcp_servers") if isinstance(data, Mapping) else None
+    statuses = message.data.get("mcp_servers")
     return [Step([item]) if isinstance(item, dict) else Step(event=item) for item in mcp.startup_notices(statuses)]
 
 

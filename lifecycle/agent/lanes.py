@@ -1,0 +1,82 @@
+"""The lanes every Claude message runs through, in order: the agent's data path as one table.
+
+Rules
+-----
+* A message is read once (:func:`lifecycle.agent.messages.read`) and then run through
+  :data:`LANES`, in that order; each lane has one signature, ``run(p: Pass) -> list[Step]``,
+  and the steps are sent in lane order. The order is the rule, written here once:
+
+  1. **own turns** (:class:`lifecycle.agent.background.OwnTurns`) tells a turn Claude Code
+     started by itself from the prompt's (it sets :attr:`Pass.own`; it shows nothing itself);
+  2. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
+     updates go before the message's own, and a turn's end (a result) closes one left open;
+  3. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+     and the event the ledger judges (an own message's turn events detached while a prompt is
+     open);
+  4. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+     next prompt, after the turn's end that opened its window.
+
+* A lane reads the record and the pass, never the SDK's class; it may keep state of its own
+  (one lane object per session, built from :class:`LaneParts`), and writes only its own part
+  of the pass (own turns: :attr:`Pass.own`).
+* Adding a way of handling messages is one module (a class with ``build`` and ``run``) and one
+  row of :data:`LANES`.
+
+Theory of operation
+-------------------
+:class:`Lanes` is one session's lane objects, built whole when the session is; the session's
+:meth:`~lifecycle.agent.session._Session.receive` calls :meth:`Lanes.run` once per message and
+sends the steps through its publisher. Sans-I/O: nothing here awaits.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol, TypeVar, cast
+
+from .background import OwnTurns
+from .compaction import ContextCompaction
+from .messages import ClaudeMessage, LaneParts, Pass, Step
+from .suggestions import PromptSuggestions
+from .translate import Translation
+
+__all__ = ["LANES", "Lane", "LaneParts", "Lanes", "Pass"]
+
+
+class Lane(Protocol):
+    """One way of handling Claude messages (see the module)."""
+
+    def run(self, p: Pass) -> list[Step]: ...
+
+
+class _LaneClass(Protocol):
+    def build(self, parts: LaneParts) -> Lane: ...
+
+
+#: The lanes, in the order every message runs through them (see the module).
+LANES: Final[tuple[_LaneClass, ...]] = (OwnTurns, ContextCompaction, Translation, PromptSuggestions)
+
+_L = TypeVar("_L")
+
+
+class Lanes:
+    """One session's lanes, built whole (see the module)."""
+
+    __slots__ = ("_by_class", "order")
+
+    def __init__(self, parts: LaneParts) -> None:
+        self.order: tuple[Lane, ...] = tuple(cls.build(parts) for cls in LANES)
+        self._by_class: dict[type, Lane] = {type(lane): lane for lane in self.order}
+
+    def get(self, cls: type[_L]) -> _L:
+        """The session's lane of class ``cls``."""
+        return cast(_L, self._by_class[cls])
+
+    def run(
+        self, message: ClaudeMessage, *, turn: str | None, quiet: bool, prompt_open: bool
+    ) -> tuple[list[Step], bool]:
+        """The steps ``message`` makes, in lane order, and whether it ends the turn in flight."""
+        p = Pass(message, turn, quiet, prompt_open)
+        steps: list[Step] = []
+        for lane in self.order:
+            steps += lane.run(p)
+        return steps, p.ends
