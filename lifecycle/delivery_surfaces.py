@@ -20,32 +20,38 @@ Rules
   make no record.
 * Permission questions are never incidents and plan nothing to send. ``open_question`` opens
   one only in ``in_turn`` (at most :data:`MAX_OPEN_QUESTIONS`), ``close_question`` closes it, and
-  :meth:`TurnEffects.question_open` is true only while the flow is in ``in_turn``. Whatever makes
+  :meth:`TurnFlow.question_open` is true only while the flow is in ``in_turn``. Whatever makes
   the flow leave ``in_turn`` (cancel, runtime loss, any settlement) withdraws every open question
-  at that moment; :meth:`TurnEffects.take_withdrawn` hands their ids out once each.
+  at that moment; :meth:`TurnFlow.take_withdrawn` hands their ids out once each.
+
+* The runtime's loss is the turn's to show: whether the worker announced its shutdown, and which
+  incident already shows the loss (it is shown once), live here; the ledger tells the turn when
+  the runtime is replaced (:meth:`TurnFlow.runtime_replaced`) and when the record showing the
+  loss was not delivered (:meth:`TurnFlow.loss_not_delivered`).
 
 Theory of operation
 -------------------
-:class:`TurnEffects` is the turn half of :class:`lifecycle.ledger.SessionLedger` (a slotless
-base class: the ledger owns the state, this module the turn's code). An event handler
-(``_on_result``, ...) classifies what arrived into a flow event, moves the flow with
-:meth:`TurnEffects._step_turn` (the machine's kept answer: target leaf and effect names) and
-hands the effect names to :meth:`TurnEffects._perform`, which looks each up in
-:data:`EFFECT_HANDLERS` and calls it with the turn as it was before the step and the event's
-input (a ``Result``, Claude's held failure, a tool use id, ...). The step itself is where
+:class:`TurnFlow` is a part the ledger (:class:`lifecycle.ledger.SessionLedger`) holds: it owns
+the turn's state (the flow, the current turn, the withdrawn questions, the runtime's loss) and
+reaches the rest of the ledger only through a narrow port (:class:`LedgerPort`: plan a send,
+look up an active incident, recover, publish a background failure, note). It never imports the
+ledger. An event handler (:data:`TURN_HANDLERS`: ``on_result``, ...) classifies what arrived into
+a flow event, moves the flow with :meth:`TurnFlow._step_turn` (the machine's kept answer: target
+leaf and effect names) and hands the effect names to :meth:`TurnFlow._perform`, which looks each
+up in :data:`EFFECT_HANDLERS` and calls it with the turn as it was before the step and the
+event's input (a ``Result``, Claude's held failure, a tool use id, ...). The step itself is where
 questions are withdrawn: a move out of ``in_turn`` appends the turn's open questions to the
-ledger's withdrawn queue, which the caller drains like ``next_outbound``. The turn keeps its
-question set afterwards (it is read only while the flow is in ``in_turn``), so the queue is the
-only record of what was withdrawn and when.
+withdrawn queue, which the caller drains like ``next_outbound``. The turn keeps its question set
+afterwards (it is read only while the flow is in ``in_turn``), so the queue is the only record of
+what was withdrawn and when.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .conditions import (
     CONDITIONS,
@@ -81,7 +87,17 @@ from .titles import claude_text, legacy_result_text, present, retry_title
 if TYPE_CHECKING:
     from .answers import Incident, MachineAnswers
 
-__all__ = ["EFFECT_HANDLERS", "IN_TURN", "MAX_OPEN_QUESTIONS", "FlowState", "Turn", "TurnEffects", "TurnView"]
+__all__ = [
+    "EFFECT_HANDLERS",
+    "IN_TURN",
+    "MAX_OPEN_QUESTIONS",
+    "TURN_HANDLERS",
+    "FlowState",
+    "LedgerPort",
+    "Turn",
+    "TurnFlow",
+    "TurnView",
+]
 
 #: How many permission questions may be open at once in one turn (more are refused).
 MAX_OPEN_QUESTIONS = 64
@@ -129,28 +145,75 @@ class Turn:
         self.failure: _Failure | None = None  # Claude's first failure, held to settle the turn
 
 
-class TurnEffects:
-    """The prompt turn's half of :class:`~lifecycle.ledger.SessionLedger` (see the module)."""
+class LedgerPort(Protocol):
+    """What the turn may ask of the ledger that holds it (see the module): nothing else of the
+    ledger is reachable from here."""
 
-    if not TYPE_CHECKING:  # mypy checks assignments against these slots, not SessionLedger's
-        __slots__ = ()
+    @property
+    def has_active(self) -> bool:
+        """Any incident is active (the common case of nothing to recover skips the call)."""
+        ...
 
-    # The ledger's state this half reads and writes (declared in SessionLedger.__slots__).
-    _active: dict[str, Incident]
-    _answers: MachineAnswers
-    _flow: FlowState
-    _negotiated: bool
-    _outbox: deque[Intent]
-    _runtime_incident: str | None
-    _turn: Turn | None
-    _withdrawn: tuple[str, ...]
-    _worker_stopping: bool
+    def incident(self, incident_id: str) -> Incident | None:
+        """The active incident ``incident_id``, if any."""
+        ...
 
-    if TYPE_CHECKING:  # provided by SessionLedger
+    def plan(self, intent: Intent) -> None:
+        """Plan a send (the ledger's outbox, drained by ``next_outbound``)."""
+        ...
 
-        def _note(self, what: str, **fields: Any) -> None: ...
-        def _recover(self, policy: Recovery, *, exclude_turn: str | None = None) -> None: ...
-        def _background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None: ...
+    def recover(self, policy: Recovery, *, exclude_turn: str | None = None) -> None:
+        """End the active incidents that ``policy`` recovers (but the turn ``exclude_turn``'s)."""
+        ...
+
+    def background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None:
+        """Publish a session-scoped failure; its incident id (None for a legacy client)."""
+        ...
+
+    def note(self, what: str, **fields: Any) -> None:
+        """Report something refused or ignored to the ledger's observer."""
+        ...
+
+
+class TurnFlow:
+    """The prompt turn: its flow, its effects, its permission questions and the runtime's loss
+    (see the module). Held by :class:`~lifecycle.ledger.SessionLedger`, which feeds it the turn's
+    events (:data:`TURN_HANDLERS`).
+
+    Args:
+        port: the ledger's narrow port (:class:`LedgerPort`).
+        answers: the :class:`~lifecycle.answers.MachineAnswers` the turn machine answers by.
+        negotiated: the client negotiated ``sessionFailure`` (else the legacy answers).
+    """
+
+    __slots__ = ("_answers", "_flow", "_negotiated", "_port", "_runtime_incident", "_turn", "_withdrawn",
+                 "_worker_stopping")  # fmt: skip
+
+    def __init__(self, port: LedgerPort, answers: MachineAnswers, *, negotiated: bool) -> None:
+        self._port = port
+        self._answers = answers
+        self._negotiated = negotiated
+        self._flow = FlowState.IDLE  # the turn's SessionFlow state (a leaf)
+        self._turn: Turn | None = None
+        self._withdrawn: tuple[str, ...] = ()  # questions withdrawn and not taken yet (take_withdrawn)
+        self._runtime_incident: str | None = None  # the incident that shows the runtime's loss
+        self._worker_stopping = False  # the worker announced its shutdown
+
+    # ------------------------------------------------------------------ the ledger's calls
+
+    def worker_shutting_down(self) -> None:
+        """The worker announced its shutdown: its end is the runtime lost, not a stream's end."""
+        self._worker_stopping = True
+
+    def runtime_replaced(self) -> None:
+        """A new runtime works: the old one's shutdown and its shown loss are history."""
+        self._worker_stopping = False
+        self._runtime_incident = None
+
+    def loss_not_delivered(self, incident_id: str) -> None:
+        """A record was not delivered: if it showed the runtime's loss, the next sign shows it."""
+        if incident_id == self._runtime_incident:
+            self._runtime_incident = None
 
     # ------------------------------------------------------------------ read-only views
 
@@ -217,14 +280,14 @@ class TurnEffects:
 
     # ------------------------------------------------------------------ event handlers
 
-    def _on_prompt(self, ev: PromptStarted) -> None:
+    def on_prompt(self, ev: PromptStarted) -> None:
         if not isinstance(ev.turn_id, str) or not ev.turn_id:
             raise LocalProtocolError("PromptStarted needs a non-empty turn id")
         answer = self._ask_turn("prompt")
         if answer is None:
             running = self._turn.turn_id if self._turn else "?"
             raise LocalProtocolError(f"PromptStarted({ev.turn_id!r}) while turn {running!r} is still running")
-        if (self._active and turn_error_id(ev.turn_id) in self._active) or (
+        if (self._port.has_active and self._port.incident(turn_error_id(ev.turn_id)) is not None) or (
             self._turn and self._turn.turn_id == ev.turn_id
         ):
             raise LocalProtocolError(f"turn id {ev.turn_id!r} was already used in this session")
@@ -232,15 +295,15 @@ class TurnEffects:
         self._enter(answer[0])
         self._perform("prompt", answer[1], turn, ev)
 
-    def _on_api_retry(self, ev: ApiRetry) -> None:
+    def on_api_retry(self, ev: ApiRetry) -> None:
         turn = self._turn
         effects = self._step_turn("api_retry")
         if effects is None:
-            self._note("api_retry_outside_turn")
+            self._port.note("api_retry_outside_turn")
             return
         self._perform("api_retry", effects, turn, ev)
 
-    def _on_assistant(self, ev: Assistant) -> None:
+    def on_assistant(self, ev: Assistant) -> None:
         if not ev.top_level:
             return  # subagent traffic is not the top-level transcript
         text, turn = ev.text, self._turn
@@ -258,35 +321,35 @@ class TurnEffects:
                 # Legacy: Claude's failure text stays in the transcript ("Invalid API key · …" too),
                 # except a synthetic login request ("… run /login …", the reference adapter's
                 # isSyntheticLoginMessage), which it answers with -32000 alone (the error is the prompt).
-                self._outbox.append(Forward(text_update("agent_message_chunk", text)))
+                self._port.plan(Forward(text_update("agent_message_chunk", text)))
             return
         if text and not hidden:  # a shown text already reached the client as streamed deltas
-            self._outbox.append(Forward(text_update("agent_message_chunk", text)))
+            self._port.plan(Forward(text_update("agent_message_chunk", text)))
         if synthetic or not ev.model:
             return  # local-command answers ("No response requested.") and model-less text prove nothing
         effects = self._step_turn("real_answer")
         if effects:
             self._perform("real_answer", effects, turn, None)
 
-    def _on_result(self, ev: Result) -> None:
+    def on_result(self, ev: Result) -> None:
         event = result_event(ev.is_error, ev.stop_reason, ev.subtype, ev.result)
         turn = self._turn
         effects = self._step_turn(event)
         if effects is None:
             # No turn is running: e.g. the SDK's ResultError, which repeats the error result.
-            self._note("result_outside_turn", is_error=bool(ev.is_error))
+            self._port.note("result_outside_turn", is_error=bool(ev.is_error))
             return
         self._perform(event, effects, turn, ev)
 
-    def _on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
+    def on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
         turn = self._turn
         if ev.explanation and turn is not None and self._flow in IN_TURN and turn.refusal is None:
             turn.refusal = ev.explanation
 
-    def _on_query_error(self, ev: QueryError) -> None:
+    def on_query_error(self, ev: QueryError) -> None:
         self._runtime_lost(thrown=True)
 
-    def _on_query_end(self, ev: QueryEnded) -> None:
+    def on_query_end(self, ev: QueryEnded) -> None:
         self._runtime_lost(thrown=False)
 
     def _runtime_lost(self, *, thrown: bool) -> None:
@@ -299,21 +362,21 @@ class TurnEffects:
         if effects:
             self._perform(event, effects, turn, key)
 
-    def _on_internal_error(self, ev: InternalError) -> None:
+    def on_internal_error(self, ev: InternalError) -> None:
         turn = self._turn
         effects = self._step_turn("internal_error")
         if effects:
             self._perform("internal_error", effects, turn, None)
 
-    def _on_cancel(self, ev: Cancelled) -> None:
+    def on_cancel(self, ev: Cancelled) -> None:
         turn = self._turn
         effects = self._step_turn("cancel")
         if effects is None:
-            self._note("cancel_without_running_prompt")
+            self._port.note("cancel_without_running_prompt")
             return
         self._perform("cancel", effects, turn, None)
 
-    def _on_permission_asked(self, ev: PermissionAsked) -> None:
+    def on_permission_asked(self, ev: PermissionAsked) -> None:
         tool_use_id = _tool_use_id(ev)
         turn = self._turn
         if turn is not None and tool_use_id in turn.questions and self._flow in IN_TURN:
@@ -322,12 +385,12 @@ class TurnEffects:
         if effects:
             self._perform("permission_asked", effects, turn, tool_use_id)
 
-    def _on_permission_answered(self, ev: PermissionAnswered) -> None:
+    def on_permission_answered(self, ev: PermissionAnswered) -> None:
         tool_use_id = _tool_use_id(ev)
         turn = self._turn
         effects = self._step_turn("permission_answered")
         if not effects:  # the turn left in_turn: its questions were withdrawn then
-            self._note("answer_not_honoured", reason="no_running_turn", flow=self._flow)
+            self._port.note("answer_not_honoured", reason="no_running_turn", flow=self._flow)
             return
         self._perform("permission_answered", effects, turn, tool_use_id)
 
@@ -340,47 +403,47 @@ class TurnEffects:
     def _do_publish_retry(self, turn: Turn | None, ev: ApiRetry) -> None:
         assert turn is not None
         incident_id = turn_error_id(turn.turn_id)
-        current = self._active.get(incident_id)
+        current = self._port.incident(incident_id)
         if current is not None and current.state != "retrying":
-            self._note("api_retry_after_terminal_failure", incident_id=incident_id)
+            self._port.note("api_retry_after_terminal_failure", incident_id=incident_id)
             return
         if not self._negotiated:
             return  # legacy: retry progress was never shown
         row, category = retry_condition(ev.error_status, ev.error)
         title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
-        self._outbox.append(Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
+        self._port.plan(Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
 
     def _do_recover_answered(self, turn: Turn | None, _: None) -> None:
         assert turn is not None
-        if self._active:  # nothing to recover is the common case: skip the calls
-            self._recover(Recovery.REAL_MODEL_ANSWER)
-            self._recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=turn.turn_id)
+        if self._port.has_active:  # nothing to recover is the common case: skip the calls
+            self._port.recover(Recovery.REAL_MODEL_ANSWER)
+            self._port.recover(Recovery.CONFIRMED_ATTEMPT, exclude_turn=turn.turn_id)
 
     def _do_recover_all(self, turn: Turn | None, _: None) -> None:
-        if self._active:
-            self._recover(Recovery.REAL_MODEL_ANSWER)
-            self._recover(Recovery.CONFIRMED_ATTEMPT)
+        if self._port.has_active:
+            self._port.recover(Recovery.REAL_MODEL_ANSWER)
+            self._port.recover(Recovery.CONFIRMED_ATTEMPT)
 
     def _do_hold_failure(self, turn: Turn | None, failure: _Failure) -> None:
         assert turn is not None
         turn.failure = failure
 
     def _do_background_failure(self, turn: Turn | None, failure: _Failure) -> None:
-        self._background_failure(failure[0], failure[1], "error_result")
+        self._port.background_failure(failure[0], failure[1], "error_result")
 
     def _do_settle_stop(self, turn: Turn | None, ev: Result) -> None:
         assert turn is not None
         stop = stop_reason_for(ev.stop_reason, ev.terminal_reason)
         if stop == "refusal" and turn.refusal:
             # The refused response shows nothing: Claude's explanation is the answer.
-            self._outbox.append(Forward(text_update("agent_message_chunk", redact(turn.refusal))))
-        self._outbox.append(Settle(turn.turn_id, stop))
+            self._port.plan(Forward(text_update("agent_message_chunk", redact(turn.refusal))))
+        self._port.plan(Settle(turn.turn_id, stop))
 
     def _do_confirm_attempt(self, turn: Turn | None, ev: Result) -> None:
         # The turn's attempt is confirmed: its own retry warning and earlier turn-scoped failures
         # stop being active.
-        if self._active:
-            self._recover(Recovery.CONFIRMED_ATTEMPT)
+        if self._port.has_active:
+            self._port.recover(Recovery.CONFIRMED_ATTEMPT)
 
     def _do_settle_failure(self, turn: Turn | None, ev: object) -> None:
         # Claude already said what failed: its text (and condition) ends the turn, refined by
@@ -396,7 +459,7 @@ class TurnEffects:
 
     def _do_settle_cancelled(self, turn: Turn | None, _: None) -> None:
         assert turn is not None
-        self._outbox.append(Settle(turn.turn_id, "cancelled"))
+        self._port.plan(Settle(turn.turn_id, "cancelled"))
 
     def _do_settle_runtime_loss(self, turn: Turn | None, key: str | None) -> None:
         assert turn is not None and key is not None
@@ -406,7 +469,7 @@ class TurnEffects:
     def _do_background_runtime_loss(self, turn: Turn | None, key: str | None) -> None:
         assert key is not None
         if self._runtime_incident is None:  # the runtime's loss is shown once
-            self._runtime_incident = self._background_failure(CONDITIONS[key], "", key)
+            self._runtime_incident = self._port.background_failure(CONDITIONS[key], "", key)
 
     def _do_settle_missing_result(self, turn: Turn | None, _: object) -> None:
         assert turn is not None
@@ -417,24 +480,24 @@ class TurnEffects:
         self._settle(turn, CONDITIONS["internal_error"], "", "internal_error")
 
     def _do_background_internal_error(self, turn: Turn | None, _: None) -> None:
-        self._background_failure(CONDITIONS["internal_error"], "", "internal_error")
+        self._port.background_failure(CONDITIONS["internal_error"], "", "internal_error")
 
     def _do_open_question(self, turn: Turn | None, tool_use_id: str) -> None:
         assert turn is not None
         if len(turn.questions) >= MAX_OPEN_QUESTIONS:
-            self._note("question_refused", reason="too_many_open", open=len(turn.questions))
+            self._port.note("question_refused", reason="too_many_open", open=len(turn.questions))
         else:
             turn.questions = turn.questions | {tool_use_id}
 
     def _do_refuse_question(self, turn: Turn | None, tool_use_id: str) -> None:
-        self._note("question_refused", reason="no_running_turn", flow=self._flow)
+        self._port.note("question_refused", reason="no_running_turn", flow=self._flow)
 
     def _do_close_question(self, turn: Turn | None, tool_use_id: str) -> None:
         assert turn is not None
         if tool_use_id in turn.questions:
             turn.questions = turn.questions - {tool_use_id}
         else:
-            self._note("answer_not_honoured", reason="not_open")
+            self._port.note("answer_not_honoured", reason="not_open")
 
     # ------------------------------------------------------------------ settling
 
@@ -459,13 +522,13 @@ class TurnEffects:
         title, details = present(text, fallback_key)
         if self._negotiated:
             turn_id = turn.turn_id
-            self._outbox.append(
+            self._port.plan(
                 Publish(
                     turn_error_id(turn_id), turn_id, cond, cond.category, title, details, "fail", prompt_turn=turn_id
                 )
             )
         else:
-            self._outbox.append(legacy_answer(turn.turn_id, cond, text, details or title, kind))
+            self._port.plan(legacy_answer(turn.turn_id, cond, text, details or title, kind))
 
     def _settle_held(self, turn: Turn, result: Result | None) -> None:
         """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""
@@ -488,25 +551,40 @@ def _tool_use_id(ev: PermissionAsked | PermissionAnswered) -> str:
     return ev.tool_use_id
 
 
+#: The turn's events -> the method that takes each (the ledger feeds them here).
+TURN_HANDLERS: dict[type, Callable[[TurnFlow, Any], None]] = {
+    PromptStarted: TurnFlow.on_prompt,
+    ApiRetry: TurnFlow.on_api_retry,
+    Assistant: TurnFlow.on_assistant,
+    Result: TurnFlow.on_result,
+    ModelRefusalNoFallback: TurnFlow.on_refusal_no_fallback,
+    QueryError: TurnFlow.on_query_error,
+    QueryEnded: TurnFlow.on_query_end,
+    InternalError: TurnFlow.on_internal_error,
+    Cancelled: TurnFlow.on_cancel,
+    PermissionAsked: TurnFlow.on_permission_asked,
+    PermissionAnswered: TurnFlow.on_permission_answered,
+}
+
 #: Effect name (an action of ``SessionFlow``) -> the method that carries it out.
-EFFECT_HANDLERS: dict[str, Callable[[TurnEffects, Turn | None, Any], None]] = {
-    "open_turn": TurnEffects._do_open_turn,
-    "publish_retry": TurnEffects._do_publish_retry,
-    "recover_answered": TurnEffects._do_recover_answered,
-    "recover_all": TurnEffects._do_recover_all,
-    "hold_failure": TurnEffects._do_hold_failure,
-    "background_failure": TurnEffects._do_background_failure,
-    "settle_stop": TurnEffects._do_settle_stop,
-    "confirm_attempt": TurnEffects._do_confirm_attempt,
-    "settle_failure": TurnEffects._do_settle_failure,
-    "settle_result_error": TurnEffects._do_settle_result_error,
-    "settle_cancelled": TurnEffects._do_settle_cancelled,
-    "settle_runtime_loss": TurnEffects._do_settle_runtime_loss,
-    "background_runtime_loss": TurnEffects._do_background_runtime_loss,
-    "settle_missing_result": TurnEffects._do_settle_missing_result,
-    "settle_internal_error": TurnEffects._do_settle_internal_error,
-    "background_internal_error": TurnEffects._do_background_internal_error,
-    "open_question": TurnEffects._do_open_question,
-    "refuse_question": TurnEffects._do_refuse_question,
-    "close_question": TurnEffects._do_close_question,
+EFFECT_HANDLERS: dict[str, Callable[[TurnFlow, Turn | None, Any], None]] = {
+    "open_turn": TurnFlow._do_open_turn,
+    "publish_retry": TurnFlow._do_publish_retry,
+    "recover_answered": TurnFlow._do_recover_answered,
+    "recover_all": TurnFlow._do_recover_all,
+    "hold_failure": TurnFlow._do_hold_failure,
+    "background_failure": TurnFlow._do_background_failure,
+    "settle_stop": TurnFlow._do_settle_stop,
+    "confirm_attempt": TurnFlow._do_confirm_attempt,
+    "settle_failure": TurnFlow._do_settle_failure,
+    "settle_result_error": TurnFlow._do_settle_result_error,
+    "settle_cancelled": TurnFlow._do_settle_cancelled,
+    "settle_runtime_loss": TurnFlow._do_settle_runtime_loss,
+    "background_runtime_loss": TurnFlow._do_background_runtime_loss,
+    "settle_missing_result": TurnFlow._do_settle_missing_result,
+    "settle_internal_error": TurnFlow._do_settle_internal_error,
+    "background_internal_error": TurnFlow._do_background_internal_error,
+    "open_question": TurnFlow._do_open_question,
+    "refuse_question": TurnFlow._do_refuse_question,
+    "close_question": TurnFlow._do_close_question,
 }

@@ -22,9 +22,11 @@ Rules
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
   settle the prompt with the JSON-RPC error (-32603, -32000 for authentication; ``end_turn`` for a
   stream that ends without a result) and Claude's text stays in the transcript as it was.
-* The prompt turn (its flow, its effects, cancelled turns and permission questions) follows the
-  rules of :mod:`lifecycle.delivery_surfaces`, whose :class:`~lifecycle.delivery_surfaces.TurnEffects`
-  is this class's turn half.
+* The prompt turn (its flow, its effects, cancelled turns, permission questions and the runtime's
+  loss) follows the rules of :mod:`lifecycle.delivery_surfaces`: a
+  :class:`~lifecycle.delivery_surfaces.TurnFlow` the ledger holds, which reaches the ledger only
+  through its narrow port (:class:`_TurnPort`: plan a send, look up an active incident, recover,
+  publish a background failure, note).
 
 Theory of operation
 -------------------
@@ -35,11 +37,11 @@ reports the outcome with :meth:`SessionLedger.delivered` or :meth:`SessionLedger
 A record's revision is computed when its message is materialised and the incident advances only
 on ``delivered``: a failed send leaves the incident exactly as the client last saw it, so a later
 qualifying event republishes with no revision gap and no duplicate id. Questions withdrawn by the
-event (its turn left ``in_turn``) are drained the same way, with
-:meth:`~lifecycle.delivery_surfaces.TurnEffects.take_withdrawn`.
+event (its turn left ``in_turn``) are drained the same way, with :meth:`SessionLedger.take_withdrawn`.
 
-Each event type has one handler (:data:`_HANDLERS`); the turn's handlers move the flow and carry
-out the effects its machine names through :data:`lifecycle.delivery_surfaces.EFFECT_HANDLERS`.
+Each event type has one handler: the session's in :data:`_HANDLERS`, the turn's in
+:data:`lifecycle.delivery_surfaces.TURN_HANDLERS` (they move the flow and carry out the effects
+its machine names through :data:`lifecycle.delivery_surfaces.EFFECT_HANDLERS`).
 
 Memory is O(active incidents): historical incidents are dropped (their records live on in the
 client's transcript), and only the current turn is remembered.
@@ -54,31 +56,20 @@ from typing import Any
 
 from .answers import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
 from .conditions import CONDITIONS, Condition, Recovery
-from .delivery_surfaces import MAX_OPEN_QUESTIONS, FlowState, Turn, TurnEffects, TurnView
+from .delivery_surfaces import MAX_OPEN_QUESTIONS, TURN_HANDLERS, FlowState, TurnFlow, TurnView
 from .errors import LocalProtocolError, PendingDeliveryError
 from .events import (
-    ApiRetry,
-    Assistant,
     AuthStatus,
-    Cancelled,
     Event,
     HistoryLoaded,
     Informational,
-    InternalError,
     McpServerNotStarted,
     ModelFallback,
     ModelRefusalFallback,
-    ModelRefusalNoFallback,
     Outbound,
-    PermissionAnswered,
-    PermissionAsked,
     PromptErrorOut,
     PromptResponseOut,
-    PromptStarted,
-    QueryEnded,
-    QueryError,
     RateLimitWindow,
-    Result,
     RuntimeReplaced,
     SessionUpdateOut,
     WorkerShuttingDown,
@@ -124,7 +115,36 @@ class ActiveIncident:
     category: Category
 
 
-class SessionLedger(TurnEffects):
+class _TurnPort:
+    """The ledger's narrow port for its turn (:class:`~lifecycle.delivery_surfaces.LedgerPort`):
+    each call looks the ledger's method up when made."""
+
+    __slots__ = ("_ledger",)
+
+    def __init__(self, ledger: SessionLedger) -> None:
+        self._ledger = ledger
+
+    @property
+    def has_active(self) -> bool:
+        return bool(self._ledger._active)
+
+    def incident(self, incident_id: str) -> Incident | None:
+        return self._ledger._active.get(incident_id)
+
+    def plan(self, intent: Intent) -> None:
+        self._ledger._outbox.append(intent)
+
+    def recover(self, policy: Recovery, *, exclude_turn: str | None = None) -> None:
+        self._ledger._recover(policy, exclude_turn=exclude_turn)
+
+    def background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None:
+        return self._ledger._background_failure(cond, text, fallback_key)
+
+    def note(self, what: str, **fields: Any) -> None:
+        self._ledger._note(what, **fields)
+
+
+class SessionLedger:
     """The lifecycle of every incident of one ACP session.
 
     Args:
@@ -146,7 +166,6 @@ class SessionLedger(TurnEffects):
         "_active",
         "_answers",
         "_epoch",
-        "_flow",
         "_head",
         "_head_intent",
         "_last_notice",
@@ -161,14 +180,11 @@ class SessionLedger(TurnEffects):
         "_replay_prompt",
         "_replay_prompt_used",
         "_runtime",
-        "_runtime_incident",
         "_seq",
         "_session_id",
-        "_turn",
+        "_turns",
         "_untracked_notices",
         "_windows",
-        "_withdrawn",
-        "_worker_stopping",
         "_zone",
     )
 
@@ -198,13 +214,10 @@ class SessionLedger(TurnEffects):
         self._outbox: deque[Intent] = deque()
         self._head: Outbound | None = None
         self._head_intent: Intent | None = None
-        self._turn: Turn | None = None
         self._seq = 0
         self._runtime = 0
-        self._runtime_incident: str | None = None
-        self._worker_stopping = False
-        self._flow = FlowState.IDLE  # the turn's SessionFlow state (a leaf)
-        self._withdrawn: tuple[str, ...] = ()  # questions withdrawn and not taken yet (take_withdrawn)
+        # the prompt turn: its flow, its questions, the runtime's loss (delivery_surfaces.py)
+        self._turns = TurnFlow(_TurnPort(self), self._answers, negotiated=self._negotiated)
         self._last_record_id: str | None = None
         self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
         self._notice_count = self._untracked_notices = 0  # active notices; those let go past the bound
@@ -248,6 +261,31 @@ class SessionLedger(TurnEffects):
     def untracked_notices(self) -> int:
         """Notices still active for the client but let go past :data:`MAX_ACTIVE_NOTICES`."""
         return self._untracked_notices
+
+    @property
+    def turn(self) -> TurnView | None:
+        """The current (or last) turn."""
+        return self._turns.turn
+
+    @property
+    def flow(self) -> FlowState:
+        """The turn's :class:`~lifecycle.session_flow.SessionFlow` state (a leaf)."""
+        return self._turns.flow
+
+    def question_open(self, tool_use_id: str) -> bool:
+        """Whether Claude Code's permission question about ``tool_use_id`` is open: it was opened
+        in the current turn, not answered, and the turn is still in ``in_turn``. Ask it before
+        asking the client and again when the answer arrives (before feeding
+        :class:`PermissionAnswered`): an answer to a question that is no longer open must not be
+        honoured."""
+        return self._turns.question_open(tool_use_id)
+
+    def take_withdrawn(self) -> tuple[str, ...]:
+        """The tool use ids of the questions that were open and stopped being answerable since the
+        last call (their turn left ``in_turn``: cancel, runtime loss, settlement), each once, in
+        the order they were withdrawn (one turn's sorted). Drain it after every feed, like
+        :meth:`next_outbound`."""
+        return self._turns.take_withdrawn()
 
     def revision_of(self, incident_id: str) -> int:
         """The last revision the client received for an *active* incident (0 if none)."""
@@ -310,9 +348,8 @@ class SessionLedger(TurnEffects):
     def delivery_failed(self) -> None:
         """The message from :meth:`next_outbound` was not delivered: nothing it shows is committed."""
         intent = self._take_head()
-        if isinstance(intent, Publish) and intent.incident_id == self._runtime_incident:
-            # The runtime's loss was not shown after all: the next sign of it shows it.
-            self._runtime_incident = None
+        if isinstance(intent, Publish):  # the runtime's loss not shown after all: the next sign shows it
+            self._turns.loss_not_delivered(intent.incident_id)
         self._note("delivery_failed", intent=type(intent).__name__.lower())
 
     def process(self, event: Event, deliver: Callable[[Outbound], object], *, runtime: int | None = None) -> bool:
@@ -329,7 +366,7 @@ class SessionLedger(TurnEffects):
                 self.delivered()
         return accepted
 
-    # ------------------------------------------------------------------ event handlers (the turn's: TurnEffects)
+    # ------------------------------------------------------------------ event handlers (the turn's: TURN_HANDLERS)
 
     def _on_notice_record(self, ev: ModelFallback | McpServerNotStarted) -> None:
         key = "model_fallback" if isinstance(ev, ModelFallback) else "mcp_server_not_started"
@@ -432,7 +469,7 @@ class SessionLedger(TurnEffects):
             self._fire(inc, "window_reset")
 
     def _on_worker_shutting_down(self, ev: WorkerShuttingDown) -> None:
-        self._worker_stopping = True
+        self._turns.worker_shutting_down()
 
     def _on_auth(self, ev: AuthStatus) -> None:
         if ev.ok:
@@ -442,8 +479,7 @@ class SessionLedger(TurnEffects):
 
     def _on_runtime_replaced(self, ev: RuntimeReplaced) -> None:
         self._runtime += 1
-        self._worker_stopping = False
-        self._runtime_incident = None
+        self._turns.runtime_replaced()
         self._recover(Recovery.RUNTIME_REPLACED)
 
     def _on_history(self, ev: HistoryLoaded) -> None:
@@ -594,25 +630,25 @@ def _later(resets_at: int | None, shown: int | None) -> bool:
     return resets_at is not None and shown is not None and resets_at > shown
 
 
+def _turn_event(handler: Callable[[TurnFlow, Any], None]) -> Callable[[SessionLedger, Any], None]:
+    """The ledger's handler of a turn event: the turn takes it (``TURN_HANDLERS``)."""
+
+    def on_turn_event(ledger: SessionLedger, ev: Any) -> None:
+        handler(ledger._turns, ev)
+
+    on_turn_event.__name__ = handler.__name__
+    return on_turn_event
+
+
 _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
-    PromptStarted: SessionLedger._on_prompt,
-    ApiRetry: SessionLedger._on_api_retry,
-    Assistant: SessionLedger._on_assistant,
-    Result: SessionLedger._on_result,
+    **{event_type: _turn_event(handler) for event_type, handler in TURN_HANDLERS.items()},
     ModelFallback: SessionLedger._on_notice_record,
     McpServerNotStarted: SessionLedger._on_notice_record,
     ModelRefusalFallback: SessionLedger._on_refusal_fallback,
-    ModelRefusalNoFallback: SessionLedger._on_refusal_no_fallback,
     Informational: SessionLedger._on_informational,
     WorkerShuttingDown: SessionLedger._on_worker_shutting_down,
     AuthStatus: SessionLedger._on_auth,
-    QueryError: SessionLedger._on_query_error,
-    QueryEnded: SessionLedger._on_query_end,
     RuntimeReplaced: SessionLedger._on_runtime_replaced,
-    InternalError: SessionLedger._on_internal_error,
-    Cancelled: SessionLedger._on_cancel,
     HistoryLoaded: SessionLedger._on_history,
-    PermissionAsked: SessionLedger._on_permission_asked,
-    PermissionAnswered: SessionLedger._on_permission_answered,
     RateLimitWindow: SessionLedger._on_rate_limit_window,
 }

@@ -40,7 +40,7 @@ Theory of operation
 ``answered`` (a real model answer arrived), ``failing`` (Claude's failure text is held).
 ``cancelled``: the prompt was answered ``cancelled`` and the turn's stream is still draining.
 Open questions are the turn's data, not a state: a question opened in ``in_turn`` stays open only
-as long as the flow stays there (:meth:`lifecycle.delivery_surfaces.TurnEffects.question_open`), and
+as long as the flow stays there (:meth:`lifecycle.delivery_surfaces.TurnFlow.question_open`), and
 leaving ``in_turn`` hands its id to the ledger's withdrawn queue (``take_withdrawn``).
 The ledger keeps the leaves as :class:`lifecycle.delivery_surfaces.FlowState` (the same ids;
 ``tests/test_delivery_surfaces.py`` checks they agree, since this module is imported only when

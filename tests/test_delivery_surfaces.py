@@ -32,7 +32,7 @@ from lifecycle import (
     WorkerShuttingDown,
 )
 from lifecycle.answers import MachineAnswers
-from lifecycle.delivery_surfaces import EFFECT_HANDLERS, IN_TURN, FlowState, TurnEffects
+from lifecycle.delivery_surfaces import EFFECT_HANDLERS, IN_TURN, FlowState, TurnFlow
 from lifecycle.events import Event
 from lifecycle.session_flow import EFFECTS, FLOW_EVENTS, FLOW_STATES, SessionFlow
 
@@ -60,9 +60,9 @@ def test_every_effect_the_machine_produces_has_exactly_one_handler_and_every_han
     assert len(EFFECTS) == len(set(EFFECTS)) == 19
     # One method per effect, named after it, and no other effect method in the class.
     assert {h.__name__ for h in EFFECT_HANDLERS.values()} == {f"_do_{e}" for e in EFFECT_HANDLERS}
-    assert {n for n in vars(TurnEffects) if n.startswith("_do_")} == {f"_do_{e}" for e in EFFECT_HANDLERS}
+    assert {n for n in vars(TurnFlow) if n.startswith("_do_")} == {f"_do_{e}" for e in EFFECT_HANDLERS}
     for effect, handler in EFFECT_HANDLERS.items():
-        assert vars(TurnEffects)[f"_do_{effect}"] is handler
+        assert vars(TurnFlow)[f"_do_{effect}"] is handler
 
 
 def test_every_effect_is_an_action_of_the_machine() -> None:

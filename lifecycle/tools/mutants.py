@@ -101,6 +101,11 @@ def _handler(event_type: type) -> Callable[..., None]:
     return ledger_mod._HANDLERS[event_type]
 
 
+def _outbox_of(turns: Any) -> Any:
+    """The outbox of the ledger that holds ``turns`` (a seeded bug reaches past the turn's port)."""
+    return turns._port._ledger._outbox
+
+
 # ---------------------------------------------------------------------------- the bugs
 
 
@@ -166,9 +171,10 @@ def _warning_settles_prompt(p: _Patches) -> None:
     def on_retry(self: Any, ev: ApiRetry) -> None:
         running = _in_turn(self)
         orig(self, ev)
-        if running and self._negotiated and self._turn is not None:  # "a retry warning answers the prompt"
-            self._flow = "idle"
-            self._outbox.append(intents.Settle(self._turn.turn_id, "end_turn"))
+        turns = self._turns
+        if running and self._negotiated and turns._turn is not None:  # "a retry warning answers the prompt"
+            turns._flow = "idle"
+            self._outbox.append(intents.Settle(turns._turn.turn_id, "end_turn"))
 
     p.item(ledger_mod._HANDLERS, ApiRetry, on_retry)
 
@@ -234,16 +240,17 @@ def _stale_runtime_accepted(p: _Patches) -> None:
 
 
 def _terminal_failure_on_session_update(p: _Patches) -> None:
-    orig = surfaces_mod.TurnEffects._settle
+    orig = surfaces_mod.TurnFlow._settle
 
     def settle_failure(self: Any, turn: Any, *args: Any, **kwargs: Any) -> None:
         orig(self, turn, *args, **kwargs)
-        last = self._outbox[-1] if self._outbox else None
+        outbox = _outbox_of(self)
+        last = outbox[-1] if outbox else None
         if isinstance(last, intents.Publish) and last.prompt_turn is not None:
             last.prompt_turn = None  # "show it like every other record, then answer the prompt"
-            self._outbox.append(intents.Settle(turn.turn_id, "end_turn"))
+            outbox.append(intents.Settle(turn.turn_id, "end_turn"))
 
-    p.attr(surfaces_mod.TurnEffects, "_settle", settle_failure)
+    p.attr(surfaces_mod.TurnFlow, "_settle", settle_failure)
 
 
 def _replay_ignores_later_answer(p: _Patches) -> None:
@@ -311,7 +318,7 @@ def _late_result_settles_again(p: _Patches) -> None:
     orig = _handler(Result)
 
     def on_result(self: Any, ev: Result) -> None:
-        turn = self._turn
+        turn = self._turns._turn
         if turn is not None and not _in_turn(self):  # "every result answers its prompt"
             self._outbox.append(intents.Settle(turn.turn_id, "end_turn"))
             return
@@ -347,46 +354,46 @@ def _is_error_beats_stop_reason(p: _Patches) -> None:
 
 
 def _held_failure_beats_stop_reason(p: _Patches) -> None:
-    orig = surfaces_mod.TurnEffects._step_turn
+    orig = surfaces_mod.TurnFlow._step_turn
 
     def step_turn(self: Any, event: str) -> Any:
         if event == "result_stop" and self._flow == "failing":  # "Claude already said what failed"
             event = "result_error"
         return orig(self, event)
 
-    p.attr(surfaces_mod.TurnEffects, "_step_turn", step_turn)
+    p.attr(surfaces_mod.TurnFlow, "_step_turn", step_turn)
 
 
 def _loss_after_error_result_swallowed(p: _Patches) -> None:
-    orig = surfaces_mod.TurnEffects._runtime_lost
+    orig = surfaces_mod.TurnFlow._runtime_lost
 
     def runtime_lost(self: Any, *args: Any, **kwargs: Any) -> None:
         turn = self._turn
-        if self._flow == "idle" and turn is not None and turn_error_id(turn.turn_id) in self._active:
+        if self._flow == "idle" and turn is not None and self._port.incident(turn_error_id(turn.turn_id)) is not None:
             # "right after an error result, the exception is the SDK repeating it" (the old timing guess)
             self._worker_stopping = False
             return
         orig(self, *args, **kwargs)
 
-    p.attr(surfaces_mod.TurnEffects, "_runtime_lost", runtime_lost)
+    p.attr(surfaces_mod.TurnFlow, "_runtime_lost", runtime_lost)
 
 
 def _held_failure_beats_loss(p: _Patches) -> None:
-    orig = surfaces_mod.TurnEffects._step_turn
+    orig = surfaces_mod.TurnFlow._step_turn
 
     def step_turn(self: Any, event: str) -> Any:
         if event == "transport_lost" and self._flow == "failing":  # "Claude's own text is the better title"
             event = "stream_ended"
         return orig(self, event)
 
-    p.attr(surfaces_mod.TurnEffects, "_step_turn", step_turn)
+    p.attr(surfaces_mod.TurnFlow, "_step_turn", step_turn)
 
 
 def _cancelled_turn_failure_published(p: _Patches) -> None:
     orig = _handler(Assistant)
 
     def on_assistant(self: Any, ev: Assistant) -> None:
-        draining = self._flow == "cancelled"
+        draining = self._turns._flow == "cancelled"
         orig(self, ev)
         if draining and ev.top_level and ev.error is not None:  # "Claude said it failed: show it"
             self._background_failure(classify_assistant_error(ev.error, ev.text), ev.text, "error_result")
@@ -438,16 +445,16 @@ def _notices_forgotten_past_a_small_bound(p: _Patches) -> None:
 
 
 def _unreachable_api_is_connection(p: _Patches) -> None:
-    orig = surfaces_mod.TurnEffects._settle
+    orig = surfaces_mod.TurnFlow._settle
 
     def settle(self: Any, turn: Any, cond: Any, *args: Any, **kwargs: Any) -> None:
-        warning = self._active.get(turn_error_id(turn.turn_id))  # the turn's retry warning, if any
+        warning = self._port.incident(turn_error_id(turn.turn_id))  # the turn's retry warning, if any
         retried = warning is not None and warning.state == "retrying"
         if retried and cond.key in ("server_error", "overloaded", "unknown"):  # "the API was unreachable"
             cond = dataclasses.replace(cond, category=Category.CONNECTION)
         orig(self, turn, cond, *args, **kwargs)
 
-    p.attr(surfaces_mod.TurnEffects, "_settle", settle)
+    p.attr(surfaces_mod.TurnFlow, "_settle", settle)
 
 
 def _login_result_is_service(p: _Patches) -> None:
@@ -467,7 +474,7 @@ def _questions_outlive_their_turn(p: _Patches) -> None:
         turn = self._turn  # "the turn's set is the truth": forgets that leaving in_turn withdraws them
         return turn is not None and tool_use_id in turn.questions
 
-    p.attr(surfaces_mod.TurnEffects, "question_open", question_open)
+    p.attr(surfaces_mod.TurnFlow, "question_open", question_open)
 
 
 def _refused_question_published(p: _Patches) -> None:

@@ -132,7 +132,7 @@ class Recorder:
 
 # (a function: the ledger's reset-time zone, given once and never changed)
 _ATOMIC: tuple[type, ...] = (str, int, float, bool, type(None), Enum, bytes, frozenset, types.FunctionType)
-_SKIP_FP = frozenset({"_observer", "_session_id", "_epoch", "_answers"})
+_SKIP_FP = frozenset({"_observer", "_session_id", "_epoch", "_answers", "_port"})  # _port: the turn's way back to its ledger
 _slots_cache: dict[type, tuple[str, ...]] = {}
 _frozen_cache: dict[type, bool] = {}
 
@@ -306,9 +306,11 @@ def ledger_fingerprint(ledger: SessionLedger) -> Hashable:
 #     effect that reads the turn's data; ``open_turn`` replaces it), its permission questions
 #     included (``question_open`` reads them only while the flow is in ``in_turn``);
 #   * ``_withdrawn``, the withdrawn questions not taken yet: an output for the caller
-#     (``take_withdrawn``), which the ledger never reads and the explorer never drains.
+#     (``take_withdrawn``), which the ledger never reads and the explorer never drains;
+#   * the turn part (``_turns``, a ``TurnFlow``) is viewed slot by slot beside the ledger's own,
+#     less its port back to the ledger (``_port``) and its copy of ``_negotiated``.
 _VIEW_DROP = frozenset(
-    {"_observer", "_answers", "_session_id", "_epoch", "_seq", "_withdrawn", "category", "record", "revision"}
+    {"_observer", "_answers", "_session_id", "_epoch", "_seq", "_withdrawn", "_port", "category", "record", "revision"}
 )
 _SEQUENCED = frozenset({IdKind.SESSION, IdKind.NOTICE})
 
@@ -354,10 +356,13 @@ def ledger_view(ledger: SessionLedger) -> Hashable:
     notices = {a.id for a in ledger.active if a.state == "noticed"}
     view = ledger.turn
     settled = view is not None and view.settled  # the flow left in_turn (idle, or cancelled and draining)
-    for name in _slots_of(type(ledger)):
+    turns = ledger._turns
+    slots: list[tuple[object, str]] = [(ledger, n) for n in _slots_of(type(ledger)) if n != "_turns"]
+    slots += [(turns, n) for n in _slots_of(type(turns)) if n != "_negotiated"]
+    for owner, name in slots:
         if name in _VIEW_DROP:
             continue
-        value = getattr(ledger, name, None)
+        value = getattr(owner, name, None)
         if name == "_last_record_id":
             parts.append(value in notices)
         elif name == "_runtime_incident":
