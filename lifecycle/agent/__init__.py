@@ -37,8 +37,11 @@ Rules
 Theory of operation
 -------------------
 A runtime owns one task that connects the SDK client, consumes its message stream and disconnects
-it again (the SDK requires connect and disconnect in one task). Messages become events through
-:func:`lifecycle.claude.from_sdk_message`; an exception from the stream through
+it again (the SDK requires connect and disconnect in one task). Each message is read once into a
+record (:mod:`lifecycle.agent.messages`) and run through the session's lanes, in the order of
+:data:`lifecycle.agent.lanes.LANES` (own turns, compaction, translation, suggestions); the
+translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
+stream becomes an event through
 :func:`lifecycle.claude.from_sdk_exception`; the stream ending through ``QueryEnded``. The prompt
 handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. Streamed
 deltas, tool uses and results are rendered by the session's
@@ -57,8 +60,10 @@ session), ``runtime`` (one Claude Code process), ``stream`` (Claude Code's messa
 chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its result rendered as the
 reference adapter does), ``permissions`` (``can_use_tool`` as ``session/request_permission``),
 ``always`` (what an "always" answer allows, in Claude Code's own rules), ``questions``
-(``AskUserQuestion`` as a form ``elicitation/create``), ``translate`` (one SDK message as the
-updates it shows and the event the ledger judges), ``stored`` (stored sessions read for load and
+(``AskUserQuestion`` as a form ``elicitation/create``), ``messages`` (one Claude message read
+once: the record every lane takes), ``lanes`` (the ordered table of lanes a message runs
+through), ``translate`` (the translation lane: one message as the updates it shows and the event
+the ledger judges), ``stored`` (stored sessions read for load and
 list), ``replay`` (a loaded session's stored messages shown as live), ``background`` (Claude
 Code's own turns: a background task's notification, told apart from the prompt's), ``compaction``
 (Claude Code compacting its context, as a tool call or ``compaction_update``), ``prompt`` (the ACP
