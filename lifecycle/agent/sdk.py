@@ -161,7 +161,7 @@ class Mismatch:
     @property
     def fix(self) -> str:
         """What to do: install the supported version."""
-        return f"install {self.distribution}{self.supported} (reinstall lifecycle with its extras)"
+        return f"install {self.distribution}{self.supported} (pip install 'acp-lifecycle[agent]' installs it)"
 
 
 class SdkMismatch(RuntimeError):

@@ -19,6 +19,11 @@ launch runs, then waits (at most :data:`LAUNCH_WINDOW_S`) until the launch is do
 comes: a launch beside the import would wait for the interpreter lock at every step of opening a
 process and its pipes.
 
+The import thread then checks the SDKs it imported (:mod:`lifecycle.agent.sdk`: their versions
+against the pins, and every private name the agent uses); on a mismatch every request after
+``initialize`` is answered with an error naming the installed and the supported versions, and
+``lifecycle acp`` exits 1 once the client goes away (:class:`_SdkRefusal`).
+
 The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
 is read: the SDK's model drops keys it does not know.
 
