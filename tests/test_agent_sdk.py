@@ -386,7 +386,6 @@ def test_lifecycle_acp_on_a_wrong_sdk_answers_every_request_with_the_versions_an
 
 def test_a_refusal_stops_on_sigint_and_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     from lifecycle.agent import startup
-    from lifecycle.agent.config import AgentConfig
 
     class Waiting:
         async def receive(self) -> dict[str, Any] | None:
@@ -398,6 +397,6 @@ def test_a_refusal_stops_on_sigint_and_raises(monkeypatch: pytest.MonkeyPatch) -
         interrupted.set()
         mismatch = SdkMismatch((sdk.Mismatch(CLAUDE_SDK, "0.3.0", "==0.2.189"),))
         with pytest.raises(SdkMismatch):
-            await startup._SdkRefusal(mismatch).run(AgentConfig(), Waiting(), interrupted=interrupted)  # type: ignore[arg-type]
+            await startup._SdkRefusal(mismatch).refuse(Waiting(), None, interrupted)  # type: ignore[arg-type]
 
     asyncio.run(asyncio.wait_for(go(), 10))

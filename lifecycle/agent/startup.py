@@ -276,6 +276,8 @@ async def serve(
     finally:
         importing.cancel()
     serving = True
+    if isinstance(server, _SdkRefusal):
+        await server.refuse(transport, early, interrupted)
     await server.run(config, transport, state, early, interrupted=interrupted)
 
 
@@ -326,19 +328,11 @@ class _SdkRefusal:
     def __init__(self, mismatch: Exception) -> None:
         self.mismatch = mismatch
 
-    async def run(
-        self,
-        config: AgentConfig,
-        transport: StdioTransport,
-        state: ClientState | None = None,
-        early: EarlyCli | None = None,
-        *,
-        interrupted: asyncio.Event | None = None,
-    ) -> None:
+    async def refuse(self, transport: StdioTransport, early: EarlyCli | None, interrupted: asyncio.Event) -> None:
         """Refuse every request until the end of input, then raise the mismatch."""
         if early is not None:
             await early.close()  # the SDK that would adopt it cannot run
-        stop = asyncio.ensure_future((interrupted or asyncio.Event()).wait())
+        stop = asyncio.ensure_future(interrupted.wait())
         try:
             while True:
                 reading = asyncio.ensure_future(transport.receive())
