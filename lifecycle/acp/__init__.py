@@ -57,7 +57,7 @@ import copy
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -314,11 +314,11 @@ def notice_update(update: Mapping[str, Any]) -> AcpNotice:
 
 def _notification_sink(conn: object) -> NotificationSink:
     """The raw sender behind ``conn``: ``conn`` itself when it can send notifications, else the
-    ``acp.connection.Connection`` an ``AgentSideConnection`` keeps as ``_conn``."""
-    for candidate in (conn, getattr(conn, "_conn", None)):
-        if callable(getattr(candidate, "send_notification", None)):
-            return cast(NotificationSink, candidate)
-    raise TypeError(f"{type(conn).__name__} cannot send a raw session/update (no send_notification)")
+    ``acp.connection.Connection`` an ``AgentSideConnection`` keeps (through the seam to the SDKs'
+    private parts, :func:`lifecycle.agent.sdk.notification_sink`)."""
+    from ..agent.sdk import notification_sink
+
+    return notification_sink(conn)
 
 
 # ------------------------------------------------------------------ the publisher

@@ -16,10 +16,10 @@ the SDK handles it (:meth:`AdoptingTransport.read_messages`). :class:`Suggesting
 SDK's client with one change: Claude Code's ``prompt_suggestion`` message, which the SDK's parser
 drops as an unknown type, is handed on as a :class:`lifecycle.agent.suggestions.PromptSuggestion`.
 
-This reaches into the SDK's private transport state (the names ``tests/test_agent_launch.py``
-checks still exist): the SDK has no public way to hand a transport a running process. The SDK is
-pinned (``pyproject.toml``), and what the adopted process runs is checked against the SDK's own
-command line at every adoption.
+This builds on the SDK's private transport (the SDK has no public way to hand a transport a running
+process), through the seam :mod:`lifecycle.agent.sdk` only (its base class :data:`~lifecycle.agent.sdk.CliTransport`
+and its ``cli_*`` hooks, which the agent's start checks against the pinned SDK); what the adopted
+process runs is checked against the SDK's own command line at every adoption.
 """
 
 from __future__ import annotations
@@ -31,15 +31,12 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from anyio.streams.text import TextReceiveStream, TextSendStream
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, CLIConnectionError, CLINotFoundError
 from claude_agent_sdk import __version__ as sdk_version
-from claude_agent_sdk._internal._task_compat import spawn_detached
-from claude_agent_sdk._internal.message_parser import parse_message
-from claude_agent_sdk._internal.transport import subprocess_cli
-from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
+from . import sdk
 from .launch import EarlyCli, cli_env, spawn_cli, stop_cli
+from .sdk import CliTransport
 from .suggestions import PromptSuggestion
 
 __all__ = ["AdoptingTransport", "SuggestingClient"]
@@ -50,7 +47,7 @@ async def _no_prompt() -> AsyncIterator[dict[str, Any]]:  # the SDK's streaming 
     yield {}  # pragma: no cover
 
 
-class AdoptingTransport(SubprocessCLITransport):
+class AdoptingTransport(CliTransport):
     """The SDK's subprocess transport for ``options`` (as ``ClaudeSDKClient`` configures them for a
     ``can_use_tool`` callback), taking ``early``'s process when it is the one the SDK would start."""
 
@@ -84,33 +81,29 @@ class AdoptingTransport(SubprocessCLITransport):
 
     async def connect(self) -> None:
         early, self._early = self._early, None
-        if self._process is not None:
+        if sdk.cli_process(self) is not None:
             return
-        if self._cli_path is None:
-            self._cli_path = self._find_cli()
-        argv = self._build_command()
-        process = early.take(argv, self._cwd) if early is not None else None
-        self._adopt(process if process is not None else await self._spawn(argv))
+        argv = sdk.cli_command(self)
+        process = early.take(argv, sdk.cli_cwd(self)) if early is not None else None
+        sdk.adopt_process(self, process if process is not None else await self._spawn(argv))
 
     async def _spawn(self, argv: list[str]) -> Any:
         """Claude Code started for ``argv``, failing as the SDK's ``connect`` fails."""
-        cwd = self._cwd or os.getcwd()
+        cwd = sdk.cli_cwd(self) or os.getcwd()
         try:
             return await spawn_cli(argv, cwd, cli_env(os.environ, cwd, sdk_version))
         except FileNotFoundError as exc:
             if not Path(cwd).exists():
-                self._exit_error = CLIConnectionError(f"Working directory does not exist: {cwd}")
-            else:
-                self._exit_error = CLINotFoundError(f"Claude Code not found at: {self._cli_path}")
-            raise self._exit_error from exc
+                raise sdk.fail_start(self, CLIConnectionError(f"Working directory does not exist: {cwd}")) from exc
+            raise sdk.fail_start(self, CLINotFoundError(f"Claude Code not found at: {sdk.cli_path(self)}")) from exc
         except Exception as exc:
-            self._exit_error = CLIConnectionError(f"Failed to start Claude Code: {exc}")
-            raise self._exit_error from exc
+            raise sdk.fail_start(self, CLIConnectionError(f"Failed to start Claude Code: {exc}")) from exc
 
     async def close(self) -> None:
         """Claude Code and everything it started stopped at once, then the SDK's close."""
-        if self._process is not None:
-            await stop_cli(self._process)
+        process = sdk.cli_process(self)
+        if process is not None:
+            await stop_cli(process)
         await super().close()
 
     async def read_messages(self) -> AsyncIterator[dict[str, Any]]:
@@ -125,17 +118,6 @@ class AdoptingTransport(SubprocessCLITransport):
                     report(request)
             yield message
 
-    def _adopt(self, process: Any) -> None:
-        """The end of the SDK's ``connect``, after its spawn (``subprocess_cli.py``)."""
-        self._process = process
-        subprocess_cli._ACTIVE_CHILDREN.add(process)  # reaped at exit like the SDK's own children
-        self._stdout_stream = TextReceiveStream(process.stdout)
-        # Piped at the early launch: read always (the SDK's reader drops the lines without a callback).
-        self._stderr_stream = TextReceiveStream(process.stderr)
-        self._stderr_task = spawn_detached(self._handle_stderr())
-        self._stdin_stream = TextSendStream(process.stdin)
-        self._ready = True
-
 
 class SuggestingClient(ClaudeSDKClient):
     """The SDK's client; its stream also hands on Claude Code's ``prompt_suggestion`` messages
@@ -144,13 +126,13 @@ class SuggestingClient(ClaudeSDKClient):
     async def receive_messages(self) -> AsyncIterator[Any]:
         """The SDK's ``receive_messages`` (each message parsed, unknown types skipped), with the
         prediction kept."""
-        query = self._query
+        query = sdk.client_query(self)
         if query is None:
             raise CLIConnectionError("Not connected. Call connect() first.")
         async for data in query.receive_messages():
             if data.get("type") == "prompt_suggestion":
                 yield PromptSuggestion.from_raw(data)
                 continue
-            message = parse_message(data)
+            message = sdk.parse_message(data)
             if message is not None:
                 yield message

@@ -6,7 +6,7 @@ Rules
 * One home for a session's Claude Code options: :func:`cli_options` (plain values; the agent adds
   its callbacks and builds ``ClaudeAgentOptions`` from them).
 * :func:`cli_argv` and :func:`cli_env` are what ``claude-agent-sdk`` 0.2.189's subprocess
-  transport runs for those options (``_build_command`` and ``connect``);
+  transport runs for those options (its command line, :func:`lifecycle.agent.sdk.cli_command`, and ``connect``);
   ``tests/test_agent_launch.py`` compares both with the SDK's own for every option this agent
   sets. An option they do not know makes :func:`cli_argv` answer None: no early launch.
 * A session's first mode is the agent's ``--permission-mode``, else the one Claude Code starts in

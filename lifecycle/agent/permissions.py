@@ -64,7 +64,7 @@ import structlog
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, PermissionUpdate, ToolPermissionContext
 
 from ..events import PermissionAnswered, PermissionAsked
-from . import questions
+from . import questions, sdk
 from .always import always_option, always_updates
 from .tool_calls import tool_call_start
 
@@ -347,8 +347,7 @@ class PermissionBroker:
         return PermissionResultAllow(updated_input=answer)
 
     async def _elicit(self, params: dict[str, Any]) -> Any:
-        raw: Any = getattr(self._conn, "_conn", self._conn)  # the JSON-RPC connection: sent verbatim
-        return await raw.send_request("elicitation/create", params)
+        return await sdk.send_raw_request(self._conn, "elicitation/create", params)  # sent verbatim
 
     async def _running(self, tool_id: str) -> None:
         update = self._renderer.mark_running(tool_id)
@@ -407,7 +406,7 @@ class PermissionBroker:
         :meth:`~lifecycle.ledger.SessionLedger.take_withdrawn`; None: every open one, the session
         is closing): each request is cancelled on the wire with ``$/cancel_request`` (a raw
         notification on the client connection) and stops being awaited."""
-        notify = getattr(getattr(self._conn, "_conn", None), "send_notification", None)
+        notify = sdk.raw_notifier(self._conn)
         if tool_use_ids is None:
             waiting = list(self._questions.values())
         else:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import structlog
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
+from . import sdk
 from .config import AgentConfig
 from .launch import EarlyCli
 from .modes import Offered
@@ -217,8 +218,7 @@ class _Runtime:
         """Switch the effort level (None: the model's default) with the control request the
         reference adapter's SDK sends (``apply_flag_settings``); the Python SDK has no public call
         for it."""
-        query: Any = getattr(self._client, "_query", None)
-        send = getattr(query, "_send_control_request", None)
+        send = sdk.control_request_sender(self._client)
         if send is None:
             raise RuntimeError("this Claude SDK cannot change the effort of a running session")
         await send({"subtype": "apply_flag_settings", "settings": {"effortLevel": level}})
@@ -227,8 +227,7 @@ class _Runtime:
         """Claude Code's title for a session about ``description``, stored in its transcript
         (``generate_session_title``, the control request the reference adapter's SDK sends; the
         Python SDK has no call for it). None when it gives none."""
-        query: Any = getattr(self._client, "_query", None)
-        send = getattr(query, "_send_control_request", None)
+        send = sdk.control_request_sender(self._client)
         if send is None:
             return None
         answer = await asyncio.wait_for(

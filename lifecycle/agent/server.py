@@ -42,6 +42,7 @@ from ..history import load_history, unreadable_notice
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
+from . import sdk
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
 from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
@@ -136,9 +137,7 @@ class ClaudeAcpAgent:
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
         _route_logout(conn, self)
-        raw: Any = getattr(conn, "_conn", None)  # the SDK's JSON-RPC connection (request ids)
-        if raw is not None and callable(getattr(raw, "add_observer", None)):
-            raw.add_observer(self._observe)
+        sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
     def _observe(self, event: Any) -> None:
         """Every raw frame: a ``session/request_permission`` or ``elicitation/create`` going out has
@@ -559,15 +558,10 @@ def _route_logout(conn: Any, agent: ClaudeAcpAgent) -> None:
     """Route ACP ``logout`` to :meth:`ClaudeAcpAgent.logout` (the ACP SDK 0.12.1 knows the
     method's models but routes no ``logout`` request)."""
     from acp.schema import DeleteSessionRequest, LogoutRequest
-    from acp.utils import normalize_result
 
-    router = getattr(getattr(conn, "_conn", None), "_handler", None)
-    if router is not None and callable(getattr(router, "route_request", None)):
-        router.route_request("logout", LogoutRequest, agent, "logout", adapt_result=normalize_result)
+    if sdk.route_request(conn, "logout", LogoutRequest, agent, "logout"):
         # ... nor ``session/delete`` (its models only).
-        router.route_request(
-            "session/delete", DeleteSessionRequest, agent, "delete_session", adapt_result=normalize_result
-        )
+        sdk.route_request(conn, "session/delete", DeleteSessionRequest, agent, "delete_session")
 
 
 async def run(

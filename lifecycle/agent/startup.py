@@ -19,6 +19,11 @@ launch runs, then waits (at most :data:`LAUNCH_WINDOW_S`) until the launch is do
 comes: a launch beside the import would wait for the interpreter lock at every step of opening a
 process and its pipes.
 
+The import thread then checks the SDKs it imported (:mod:`lifecycle.agent.sdk`: their versions
+against the pins, and every private name the agent uses); on a mismatch every request after
+``initialize`` is answered with an error naming the installed and the supported versions, and
+``lifecycle acp`` exits 1 once the client goes away (:class:`_SdkRefusal`).
+
 The raw ``initialize`` is also where ``clientCapabilities.session.notices`` (ACP session notices)
 is read: the SDK's model drops keys it does not know.
 
@@ -243,6 +248,8 @@ async def serve(
     finally:
         importing.cancel()
     serving = True
+    if isinstance(server, _SdkRefusal):
+        await server.refuse(transport, early, interrupted)
     await server.run(config, transport, state, early, interrupted=interrupted)
 
 
@@ -254,10 +261,67 @@ LAUNCH_WINDOW_S: Final = 0.1
 
 def _import_agent(window: threading.Event, pause_gc: bool) -> Any:
     """The import thread: what an early launch runs, then (once the launch window closes) the SDKs
-    and the agent."""
+    and the agent, checked against the supported SDKs (:mod:`lifecycle.agent.sdk`: their versions
+    and every private name the agent uses); on a mismatch, :class:`_SdkRefusal` in the agent's
+    place. The checks run after the import, which loads ``importlib.metadata`` anyway; an import
+    that fails is explained by a version mismatch when there is one."""
     warm()
     window.wait(LAUNCH_WINDOW_S)
-    return import_server(pause_gc=pause_gc)
+    from . import sdk
+
+    try:
+        try:
+            server = import_server(pause_gc=pause_gc)
+        except Exception:
+            sdk.check_versions()  # a wrong SDK explains the failed import
+            raise
+        sdk.check_versions()
+        sdk.check_names()
+    except sdk.SdkMismatch as mismatch:
+        for m in mismatch.mismatches:
+            log.error(
+                "agent.sdk_mismatch",
+                sdk=m.distribution,
+                installed=m.installed,
+                supported=m.supported,
+                missing=list(m.missing),
+            )
+        return _SdkRefusal(mismatch)
+    return server
+
+
+class _SdkRefusal:
+    """The agent when the installed SDKs are not the supported ones: every request after
+    ``initialize`` is answered with a JSON-RPC error (``-32603``) whose message says what is
+    installed, what is supported and what is missing (an editor shows it where the session would
+    have opened); notifications are ignored. Once the client goes away (or SIGINT), the mismatch
+    is raised: ``lifecycle acp`` exits 1."""
+
+    def __init__(self, mismatch: Exception) -> None:
+        self.mismatch = mismatch
+
+    async def refuse(self, transport: StdioTransport, early: EarlyCli | None, interrupted: asyncio.Event) -> None:
+        """Refuse every request until the end of input, then raise the mismatch."""
+        if early is not None:
+            await early.close()  # the SDK that would adopt it cannot run
+        stop = asyncio.ensure_future(interrupted.wait())
+        try:
+            while True:
+                reading = asyncio.ensure_future(transport.receive())
+                await asyncio.wait({reading, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if not reading.done():
+                    reading.cancel()
+                    break
+                message = reading.result()
+                if message is None:
+                    break
+                if isinstance(message.get("method"), str) and "id" in message:
+                    error = {"code": -32603, "message": str(self.mismatch)}
+                    with contextlib.suppress(ConnectionError):
+                        await transport.send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+        finally:
+            stop.cancel()
+        raise self.mismatch
 
 
 async def _launch_for_next(
@@ -369,4 +433,10 @@ def cli_main(argv: list[str]) -> int:
         asyncio.run(_logged_loop(serve(config_from_args(args), pause_gc=True)))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 0
+    except RuntimeError as exc:
+        from .sdk import SdkMismatch
+
+        if isinstance(exc, SdkMismatch):
+            return 1  # logged (agent.sdk_mismatch) and answered to every request
+        raise
     return 0

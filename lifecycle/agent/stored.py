@@ -21,6 +21,7 @@ import structlog
 from acp.schema import SessionInfo
 
 from ..history import TranscriptRead, read_transcript
+from .sdk import stored_session_path
 from .session import sdk_function
 
 __all__ = ["session_info", "stored_messages"]
@@ -51,10 +52,7 @@ async def stored_messages(session_id: str, cwd: str) -> tuple[list[Any], Transcr
 
 def _read_transcript_file(session_id: str, cwd: str) -> TranscriptRead | None:
     """The transcript file ``get_session_messages`` could not decode, read line by line (None: gone)."""
-    # The SDK's own lookup of that file (project folder, worktrees): no public function names it.
-    from claude_agent_sdk._internal.sessions import _resolve_session_file_path
-
-    path = _resolve_session_file_path(session_id, cwd)
+    path = stored_session_path(session_id, cwd)  # the SDK's own lookup: no public function names it
     try:
         return None if path is None else read_transcript(path.read_bytes())
     except OSError:

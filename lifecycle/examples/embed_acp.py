@@ -11,6 +11,7 @@ from acp.schema import AgentCapabilities, ClientCapabilities, InitializeResponse
 
 from lifecycle import ClientProjection, PromptStarted, SessionLedger
 from lifecycle.acp import SessionPublisher, advertise, negotiate_client, new_epoch
+from lifecycle.agent.sdk import memory_transport_pair
 from lifecycle.claude import from_stream_json
 from lifecycle.wire import with_air
 
@@ -46,7 +47,7 @@ class MyAgent:
 
 async def main() -> ClientProjection:
     frames: list[Any] = []
-    agent_end, client_end = acp._transport.memory_transport_pair()
+    agent_end, client_end = memory_transport_pair()  # the ACP SDK keeps it private
     AgentSideConnection(MyAgent(), agent_end)  # type: ignore[arg-type]  # a partial acp.Agent
     client = ClientSideConnection(lambda _: object(), client_end, observers=[frames.append])  # type: ignore[arg-type,return-value]
     await client.initialize(protocol_version=1, client_capabilities=ClientCapabilities(field_meta=AIR))

@@ -132,7 +132,8 @@ class Recorder:
 
 # (a function: the ledger's reset-time zone, given once and never changed)
 _ATOMIC: tuple[type, ...] = (str, int, float, bool, type(None), Enum, bytes, frozenset, types.FunctionType)
-_SKIP_FP = frozenset({"_observer", "_session_id", "_epoch", "_answers", "_port"})  # _port: the turn's way back to its ledger
+# ``_port``: the turn part's way back to its ledger (the ledger itself is fingerprinted).
+_SKIP_FP = frozenset({"_observer", "_session_id", "_epoch", "_answers", "_port"})
 _slots_cache: dict[type, tuple[str, ...]] = {}
 _frozen_cache: dict[type, bool] = {}
 
