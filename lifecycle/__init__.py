@@ -13,10 +13,12 @@ The package's folders are its architecture:
   ledger's messages -> the ACP Python SDK);
 * ``lifecycle.agent``: the reference Claude ACP agent (``lifecycle acp``);
 * ``lifecycle.cli``: the ``lifecycle`` command (``trace``, ``replay``, ``schema`` and the rest);
-* ``lifecycle.tools``: developer tools (explorer, mutants, benchmark, diagrams), which the core
-  never imports.
+* ``lifecycle.conformance``: the conformance kit (``lifecycle conformance``), for adapter authors.
 
-This module re-exports the core's public API; the edges, the agent and the tools are imported by
+The developer tools (explorer, mutants, benchmark, diagrams) are not part of this package: they are
+the repository's ``workshop`` package (``python -m workshop``), which no wheel carries.
+
+This module re-exports the core's public API; the edges, the agent and the kit are imported by
 their own names. The two machine classes (``IncidentMachine``, ``SessionFlow``) are re-exported
 lazily: python-statemachine is imported when a ledger first asks a machine (or when either name is
 read), not by ``import lifecycle``.
