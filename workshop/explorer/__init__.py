@@ -55,9 +55,13 @@ Modules
 =====================  =============================================================================
 :mod:`.world`          bounds, injected secrets, the observer, clone and fingerprint, the VIEW,
                        :class:`World`
-:mod:`.actions`        the alphabet (:data:`ACTIONS`), the roots (:data:`ROOTS`), steps
-                       (:func:`run_step`, :func:`make_root`)
-:mod:`.invariants`     :data:`INVARIANTS`, the escape check, the reachability :data:`TARGETS`
+:mod:`.alphabet`       what a letter is (:class:`Action`) and what the families of letters share
+:mod:`.roots`          the initial configurations (:data:`ROOTS`)
+:mod:`.steps`          one letter applied (:class:`Step`, :func:`run_step`, :func:`make_root`)
+:mod:`.registry`       the one registry of actions, invariants and targets, each with its family
+:mod:`.actions`        the alphabet (:data:`ACTIONS`), one module per family of letters
+:mod:`.invariants`     :data:`INVARIANTS`, the escape check, the reachability :data:`TARGETS`, one
+                       module per family of checks
 :mod:`.search`         :class:`Explorer`, :class:`CheckResult`, :func:`run_path`, the report
 :mod:`.cli`            ``workshop check`` (``cli_main``): the one module that also imports
                        :mod:`workshop.mutants` (which imports the explorer); nothing else
@@ -70,8 +74,10 @@ re-exports what tests and the benchmark use (not ``cli_main``: see :mod:`.cli`).
 
 from __future__ import annotations
 
-from .actions import ACTIONS, ACTIONS_BY_NAME, ROOTS, Action, Root, Step, make_root, run_step
+from .actions import ACTIONS, ACTIONS_BY_NAME
+from .alphabet import Action
 from .invariants import INVARIANTS, TARGETS, Invariant, Target, check_escape
+from .roots import ROOTS, Root
 from .search import (
     CheckResult,
     Explorer,
@@ -82,6 +88,7 @@ from .search import (
     render_report,
     run_path,
 )
+from .steps import Step, make_root, run_step
 from .world import Bounds, World, ledger_fingerprint, ledger_flow_state, ledger_view
 
 __all__ = [

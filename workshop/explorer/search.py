@@ -24,8 +24,11 @@ from lifecycle.answers import MachineAnswers
 from lifecycle.incident import IncidentMachine
 from lifecycle.session_flow import flow_transitions
 
-from .actions import ACTIONS, ACTIONS_BY_NAME, ROOTS, Action, Line, Step, adapter_line, make_root, root_lines, run_step
+from .actions import ACTIONS, ACTIONS_BY_NAME
+from .alphabet import Action, Line, adapter_line
 from .invariants import INVARIANTS, RECOVERY_REACHABLE, TARGETS, Invariant, beyond_bounds, check_escape
+from .roots import ROOTS, root_lines
+from .steps import Step, make_root, run_step
 from .world import Bounds, World, ledger_view
 
 __all__ = [

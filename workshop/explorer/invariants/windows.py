@@ -1,39 +1,30 @@
-"""Invariants on usage-limit windows (issue 32: "a rate-limit window is an incident of its own"),
-registered with the explorer's :data:`.invariants.INVARIANTS`.
+"""Invariants on usage-limit windows (issue 32: "a rate-limit window is an incident of its own").
 
 Rules
 -----
 * Each invariant restates one rule of the issue or the spec (its docstring) and reads one
-  :class:`~workshop.explorer.actions.Step`, as :mod:`.invariants` does. A window's entry is
-  recognised by the title docs/acp-agent.md documents for the alphabet's 5-hour window
+  :class:`~workshop.explorer.steps.Step`, as in every family of :mod:`.invariants`. A window's
+  entry is recognised by the title docs/acp-agent.md documents for the alphabet's 5-hour window
   (:data:`WINDOW_TITLES`, literals), never by how the ledger keeps it.
-* :data:`WINDOW_TARGETS` are the reachability targets that show each invariant was exercised
-  (a warning shown, updated in place, ended by ``allowed``; beside a turn and its failure), as
-  ``(name, description, reached)``.
-
-Theory of operation
--------------------
-:mod:`.invariants` imports this module and registers :data:`WINDOW_CHECKS` with its
-``invariant`` decorator and appends :data:`WINDOW_TARGETS` to its targets, as it does for
-:mod:`.classification` (this module imports nothing of :mod:`.invariants`: no import cycle).
+* Its reachability targets show each invariant was exercised (a warning shown, updated in place,
+  ended by ``allowed``; beside a turn and its failure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from lifecycle.events import PromptErrorOut, PromptResponseOut, SessionUpdateOut
-from lifecycle.ids import IdKind, parse_id
+from lifecycle.ids import IdKind
 from lifecycle.wire import Category, SessionFailure, Severity
 
-from .actions import Step
-from .world import EPOCH, SESSION_ID
+from ..registry import REGISTRY
+from ..steps import Step
+from .reading import parsed_id
 
-__all__ = ["WINDOW_CHECKS", "WINDOW_TARGETS", "WINDOW_TITLES"]
+__all__ = ["WINDOW_TITLES"]
 
-Check = Callable[[Step], str | None]
-#: The invariants of this module, in order (registered by :mod:`.invariants`).
-WINDOW_CHECKS: list[Check] = []
+FAMILY = "windows"
+invariant = REGISTRY.invariant(FAMILY)
+
 
 #: The title of each of the alphabet's warnings (docs/acp-agent.md, "Rate-limit windows": the
 #: window resets at 1796421723, 10:02 pm UTC, and the explorer's ledgers show UTC).
@@ -42,11 +33,6 @@ WINDOW_TITLES: dict[str, str] = {
     "window_warning_higher": "You've used 95% of your 5-hour limit · resets 10:02 pm (UTC)",
 }
 _WINDOW_ENTRY = "of your 5-hour limit"
-
-
-def invariant(func: Check) -> Check:
-    WINDOW_CHECKS.append(func)
-    return func
 
 
 def _is_window(rec: SessionFailure) -> bool:
@@ -91,7 +77,7 @@ def window_warning_is_its_own_incident(s: Step) -> str | None:
         return f"{s.name} sent {len(s.sent)} message(s) with {len(records)} record(s), expected one record"
     out, rec = records[0]
     kind = out.update.get("sessionUpdate") if isinstance(out, SessionUpdateOut) else None
-    parsed = parse_id(rec.id, session_id=SESSION_ID, epoch=EPOCH)
+    parsed = parsed_id(rec.id)
     shown = (rec.category, rec.severity, list(rec.actions), kind, parsed.kind if parsed else None, rec.title)
     want: tuple[object, ...] = (Category.LIMIT, Severity.WARNING, [], "session_info_update", IdKind.SESSION, title)
     if shown != want:
@@ -136,7 +122,8 @@ def _window_step(s: Step, flow: str) -> bool:
     return s.action is not None and s.action.window and s.before is not None and s.before.flow == flow and delivered
 
 
-WINDOW_TARGETS: tuple[tuple[str, str, Callable[[Step], bool]], ...] = (
+REGISTRY.add_targets(
+    FAMILY,
     ("window_warning_active", "a usage-limit window's warning is active",
      lambda s: any(a.state == "warned" for a in s.after.active)),
     ("window_updated", "a window's warning was updated in place (revision 2)",

@@ -1,46 +1,33 @@
 """Invariants on what a failure is (category, actions, recovery) and on notices being kept: issue
-21's rules 1, 2, 3 and 7, registered with the explorer's :data:`.invariants.INVARIANTS`.
+21's rules 1, 2, 3 and 7.
 
 Rules
 -----
-* Each invariant restates one spec sentence (its docstring), as :mod:`.invariants` does, and reads
-  one :class:`~workshop.explorer.actions.Step`. A failure is recognised by the text the
-  alphabet injected for it (:mod:`.world`), never by how the ledger classified it.
-* :data:`CLASSIFICATION_TARGETS` are the reachability targets that show each invariant was
-  exercised (a turn settled by each of the alphabet's letters for these rules), as
-  ``(name, description, reached)``.
-
-Theory of operation
--------------------
-:mod:`.invariants` imports this module and registers :data:`CLASSIFICATION_CHECKS` with its
-``invariant`` decorator, so :data:`~.invariants.INVARIANTS` holds these too, and
-:data:`~.invariants.TARGETS` ends with :data:`CLASSIFICATION_TARGETS` (this module imports nothing
-of :mod:`.invariants`: no import cycle).
+* Each invariant restates one spec sentence (its docstring), as in every family of
+  :mod:`.invariants`, and reads one :class:`~workshop.explorer.steps.Step`. A failure is
+  recognised by the text the alphabet injected for it (:mod:`..world`), never by how the ledger
+  classified it.
+* Its reachability targets show each invariant was exercised (a turn settled by each of the
+  alphabet's letters for these rules).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from lifecycle.conditions import Recovery
 from lifecycle.events import PromptErrorOut, PromptResponseOut
-from lifecycle.ids import IdKind, parse_id
+from lifecycle.ids import IdKind
 from lifecycle.wire import Action as WireAction
 from lifecycle.wire import Category, SessionFailure, Severity
 
-from .actions import Step
-from .world import EPOCH, LIMIT_RESULT_TEXT, LOGIN_RESULT_TEXT, SERVER_ERROR_TEXT, SESSION_ID
+from ..registry import REGISTRY
+from ..steps import Step
+from ..world import LIMIT_RESULT_TEXT, LOGIN_RESULT_TEXT, SERVER_ERROR_TEXT
+from .reading import kind_of
 
-__all__ = ["CLASSIFICATION_CHECKS", "CLASSIFICATION_TARGETS"]
+__all__: list[str] = []
 
-Check = Callable[[Step], str | None]
-#: The invariants of this module, in order (registered by :mod:`.invariants`).
-CLASSIFICATION_CHECKS: list[Check] = []
-
-
-def invariant(func: Check) -> Check:
-    CLASSIFICATION_CHECKS.append(func)
-    return func
+FAMILY = "classification"
+invariant = REGISTRY.invariant(FAMILY)
 
 
 def _shown(rec: SessionFailure) -> tuple[Category, list[str]]:
@@ -117,15 +104,15 @@ def notices_never_forgotten(s: Step) -> str | None:
 
 
 def _is_notice(incident_id: str) -> bool:
-    parsed = parse_id(incident_id, session_id=SESSION_ID, epoch=EPOCH)
-    return parsed is not None and parsed.kind is IdKind.NOTICE
+    return kind_of(incident_id) is IdKind.NOTICE
 
 
 def _settled_with(s: Step, title: str) -> bool:
     return any(ok and isinstance(o, PromptResponseOut) and rec.title == title for o, ok, rec in s.records())
 
 
-CLASSIFICATION_TARGETS: tuple[tuple[str, str, Callable[[Step], bool]], ...] = (
+REGISTRY.add_targets(
+    FAMILY,
     (
         "limit_result_settled",
         "a budget limit with stop_reason max_tokens settled its turn as a limit failure",

@@ -1,5 +1,5 @@
 """Invariants on a subagent's traffic (issue 31: "a subagent's or background job's failure is not
-the prompt's failure"), registered with the explorer's :data:`.invariants.INVARIANTS`.
+the prompt's failure").
 
 Rules
 -----
@@ -8,34 +8,23 @@ Rules
   transcript, so it is neither the turn's failure nor a record of its own: its failure shows on
   its ``Agent`` tool call (``failed``, with Claude Code's message), and the parent's own request
   meets the same limit as the turn's failure if the limit holds (docs/acp-agent.md).
-* :data:`SUBAGENT_TARGETS` show the invariant was exercised: during a turn, and outside one (a
+* Its reachability targets show the invariant was exercised: during a turn, and outside one (a
   background subagent).
-
-Theory of operation
--------------------
-:mod:`.invariants` imports this module, registers :data:`SUBAGENT_CHECKS` with its ``invariant``
-decorator and appends :data:`SUBAGENT_TARGETS` to its targets, as for :mod:`.windows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from ..registry import REGISTRY
+from ..steps import Step
+from ..world import ledger_fingerprint
 
-from .actions import Step
-from .world import ledger_fingerprint
+__all__: list[str] = []
 
-__all__ = ["SUBAGENT_CHECKS", "SUBAGENT_TARGETS"]
+FAMILY = "subagents"
+invariant = REGISTRY.invariant(FAMILY)
 
-Check = Callable[[Step], str | None]
-#: The invariants of this module, in order (registered by :mod:`.invariants`).
-SUBAGENT_CHECKS: list[Check] = []
 #: The action of the alphabet that is a subagent's message.
 SUBAGENT_ACTION = "subagent_failure"
-
-
-def invariant(func: Check) -> Check:
-    SUBAGENT_CHECKS.append(func)
-    return func
 
 
 @invariant
@@ -53,7 +42,8 @@ def subagent_traffic_changes_nothing(s: Step) -> str | None:
     return None
 
 
-SUBAGENT_TARGETS: tuple[tuple[str, str, Callable[[Step], bool]], ...] = (
+REGISTRY.add_targets(
+    FAMILY,
     (
         "subagent_failure_in_a_turn",
         "a subagent met the usage limit while a prompt ran",
