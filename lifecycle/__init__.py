@@ -4,7 +4,8 @@ The package's folders are its architecture:
 
 * the core, flat in this folder, performs no I/O and is named after the spec's sections:
   ``wire`` (Wire record), ``negotiation`` (Capability negotiation), ``ids`` (Identity),
-  ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction``,
+  ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction`` (its rules
+  in ``redaction_found``, ``redaction_layout``, ``redaction_credentials``, ``redaction_shapes``),
   ``events``, ``incident`` and ``session_flow`` (the machines), ``answers`` (how the machines are
   asked, and the incidents' model), ``intents`` and ``ledger`` (Delivery surfaces, Internal
   recovery), ``history`` (History replay), ``client`` (the receiving side), ``errors``;

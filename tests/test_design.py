@@ -36,8 +36,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "lifecycle"
 
-#: The core: flat modules of lifecycle/, named after the spec's sections. Everything else in the
-#: package is an edge, the agent, a command, a tool or the logging listener.
+#: The core: flat modules of lifecycle/, named after the spec's sections (``redaction_*``: the
+#: rules of ``redaction``, by concern). Everything else in the package is an edge, the agent, a
+#: command, the conformance kit or the logging listener.
 CORE = (
     "errors",
     "wire",
@@ -46,6 +47,10 @@ CORE = (
     "conditions",
     "titles",
     "redaction",
+    "redaction_found",
+    "redaction_layout",
+    "redaction_credentials",
+    "redaction_shapes",
     "events",
     "answers",
     "intents",
