@@ -4,7 +4,8 @@ The package's folders are its architecture:
 
 * the core, flat in this folder, performs no I/O and is named after the spec's sections:
   ``wire`` (Wire record), ``negotiation`` (Capability negotiation), ``ids`` (Identity),
-  ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction``,
+  ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction`` (its rules
+  in ``redaction_found``, ``redaction_layout``, ``redaction_credentials``, ``redaction_shapes``),
   ``events``, ``incident`` and ``session_flow`` (the machines), ``answers`` (how the machines are
   asked, and the incidents' model), ``intents`` and ``ledger`` (Delivery surfaces, Internal
   recovery), ``history`` (History replay), ``client`` (the receiving side), ``errors``;
@@ -13,10 +14,12 @@ The package's folders are its architecture:
   ledger's messages -> the ACP Python SDK);
 * ``lifecycle.agent``: the reference Claude ACP agent (``lifecycle acp``);
 * ``lifecycle.cli``: the ``lifecycle`` command (``trace``, ``replay``, ``schema`` and the rest);
-* ``lifecycle.tools``: developer tools (explorer, mutants, benchmark, diagrams), which the core
-  never imports.
+* ``lifecycle.conformance``: the conformance kit (``lifecycle conformance``), for adapter authors.
 
-This module re-exports the core's public API; the edges, the agent and the tools are imported by
+The developer tools (explorer, mutants, benchmark, diagrams) are not part of this package: they are
+the repository's ``workshop`` package (``python -m workshop``), which no wheel carries.
+
+This module re-exports the core's public API; the edges, the agent and the kit are imported by
 their own names. The two machine classes (``IncidentMachine``, ``SessionFlow``) are re-exported
 lazily: python-statemachine is imported when a ledger first asks a machine (or when either name is
 read), not by ``import lifecycle``.

@@ -8,14 +8,14 @@ remembers what they said. Nothing here restates a transition: the answers come f
 of the classes. The incidents' model (:class:`Incident`) lives here, not beside the machine, so
 that a ledger can hold incidents without python-statemachine being imported: the machine modules
 are imported when the first question is asked, not when :mod:`lifecycle` is (``import lifecycle``
-stays small; ``lifecycle bench`` reports its import time and what the first turn adds).
+stays small; ``workshop bench`` reports its import time and what the first turn adds).
 
 Theory of operation
 -------------------
 python-statemachine runs the full SCXML micro/macro-step algorithm: creating an instance costs
 ~0.4-0.8 ms and each transition ~0.1-0.3 ms on a 2-core machine, so one incident life with real
 per-incident instances cost ~1-2 ms, the larger part of an adapter session's whole lifecycle cost
-(``lifecycle bench``: hot path 0.16-0.20 x ``json.loads`` against a target of 0.10).
+(``workshop bench``: hot path 0.16-0.20 x ``json.loads`` against a target of 0.10).
 
 The incident machine is *pure*: its guards read only the model fields named in
 :data:`GUARD_INPUTS`, and it has no actions (no ``on``/``before``/``after``/``enter``/``exit``

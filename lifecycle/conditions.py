@@ -2,7 +2,7 @@
 
 Spec sections: "Categories" (the condition table), "Severity", "Actions" (current Claude policies)
 and "Internal recovery". Every row of the spec's tables has a row here; README's table is rendered
-from :data:`CONDITIONS` (``lifecycle diagrams`` writes it), never copied by hand.
+from :data:`CONDITIONS` (``workshop diagrams`` writes it), never copied by hand.
 
 Classification is a pure function of what Claude emitted. Unknown SDK error kinds degrade to
 ``service``; nothing here can turn a failure into success. ``max_tokens``, ``refusal`` and

@@ -238,7 +238,7 @@ FLOW_EVENTS: tuple[str, ...] = tuple(
 FLOW_STATES: tuple[str, ...] = tuple(s.id for s in SessionFlow.states_map.values() if not s.states)
 
 #: Every effect name an action of :class:`SessionFlow` can produce, each once (read
-#: from the transitions' actions, as ``lifecycle diagrams`` draws them).
+#: from the transitions' actions, as ``workshop diagrams`` draws them).
 EFFECTS: tuple[str, ...] = tuple(
     dict.fromkeys(
         str(action)

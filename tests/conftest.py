@@ -1,11 +1,12 @@
 """Shared test configuration: hypothesis profiles, the paths of the vendored test data, and the
-one run of ``lifecycle check`` (and of ``--mutants``) the tests read.
+one run of ``python -m workshop check`` (and of ``--mutants``) the tests read.
 
-The exploration runs once per suite run: ``.ci/run`` runs ``lifecycle check --json`` and
-``lifecycle check --mutants --json`` as its own steps and names the folder it wrote them to in
-``LIFECYCLE_CHECK_RESULTS``, with the digest of the ``lifecycle/`` sources they ran on; the
-fixtures below read those files, and refuse them (fail) if the sources changed since. Without
-the variable (``pytest`` alone) a fixture runs the same command itself, once per worker.
+The exploration runs once per suite run: ``.ci/run`` runs ``python -m workshop check --json`` and
+``python -m workshop check --mutants --json`` as its own steps and names the folder it wrote them
+to in ``LIFECYCLE_CHECK_RESULTS``, with the digest of the ``lifecycle/`` and ``workshop/`` sources
+they ran on; the fixtures below read those files, and refuse them (fail) if the sources changed
+since. Without the variable (``pytest`` alone) a fixture runs the same command itself (from the
+repository root, where ``python -m workshop`` finds the package), once per worker.
 """
 
 from __future__ import annotations
@@ -68,29 +69,34 @@ def documented_count(what: str) -> int:
 
 #: The folder ``.ci/run`` wrote ``check.json``, ``mutants.json`` and ``source.sha256`` to.
 CHECK_RESULTS = "LIFECYCLE_CHECK_RESULTS"
-#: result file -> the ``lifecycle check`` arguments that write it (always with ``--json``).
+#: result file -> the ``python -m workshop check`` arguments that write it (always with ``--json``).
 CHECK_RUNS = {"check.json": [], "mutants.json": ["--mutants"]}
 
 
+#: The source folders an exploration runs: the product and the explorer (with its mutants).
+SOURCE_FOLDERS = ("lifecycle", "workshop")
+
+
 def source_digest() -> str:
-    """sha256 of every ``lifecycle/**/*.py`` (its path and bytes): the code an exploration ran on."""
+    """sha256 of every ``*.py`` under :data:`SOURCE_FOLDERS` (its path and bytes): the code an
+    exploration ran on."""
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "lifecycle").rglob("*.py")):
+    for path in sorted(p for folder in SOURCE_FOLDERS for p in (ROOT / folder).rglob("*.py")):
         digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
 def check_report(name: str) -> dict[str, Any]:
-    """The JSON report of ``lifecycle check [--mutants] --json`` over today's sources: read from
+    """The JSON report of ``python -m workshop check [--mutants] --json`` over today's sources: read from
     ``$LIFECYCLE_CHECK_RESULTS/<name>`` when set (the digest must match), else run here."""
     folder = os.environ.get(CHECK_RESULTS)
     if folder:
         where = Path(folder)
         recorded = (where / "source.sha256").read_text().strip()
-        assert recorded == source_digest(), f"{where} holds a run of other sources: run lifecycle check again"
+        assert recorded == source_digest(), f"{where} holds a run of other sources: run python -m workshop check again"
         report: dict[str, Any] = json.loads((where / name).read_text())
         return report
-    cmd = [sys.executable, "-m", "lifecycle", "check", *CHECK_RUNS[name], "--json"]
+    cmd = [sys.executable, "-m", "workshop", "check", *CHECK_RUNS[name], "--json"]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
     assert res.returncode in (0, 1) and res.stdout, res.stderr[-800:]
     report = json.loads(res.stdout)
@@ -99,11 +105,11 @@ def check_report(name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="session")
 def exploration() -> dict[str, Any]:
-    """``lifecycle check --json`` at the default bounds: the whole space, run once."""
+    """``python -m workshop check --json`` at the default bounds: the whole space, run once."""
     return check_report("check.json")
 
 
 @pytest.fixture(scope="session")
 def mutants_report() -> dict[str, Any]:
-    """``lifecycle check --mutants --json`` at the default bounds: every seeded bug, run once."""
+    """``python -m workshop check --mutants --json`` at the default bounds: every seeded bug, run once."""
     return check_report("mutants.json")

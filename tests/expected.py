@@ -6,7 +6,7 @@
   ``test_claude.py`` checks the recordings and the quotes against them; ``e2e/test_cli_lifecycle.py``
   checks the live CLI runs against the same table (imported, not copied).
 * :data:`TURN_TABLE`: every point of the prompt turn's machine, (state, event) -> (target, effects)
-  or None; ``test_session_flow.py`` checks the machine against it, ``test_tools_diagrams.py`` the diagram.
+  or None; ``test_session_flow.py`` checks the machine against it, ``test_workshop_diagrams.py`` the diagram.
 
 Rules: nothing here imports ``lifecycle``; a row names its basis; changing a row changes what the
 suite expects, so it follows the spec or a documented decision, never the code.

@@ -2,7 +2,8 @@
 ``e2e/test_installed_agent.py`` installs into a fresh venv.
 
 Rules: not a test module (it imports no ``test_*`` module); it builds from a copy of the package
-sources (``pyproject.toml``, ``README.md``, ``lifecycle/``) so the checkout is never written to;
+sources (``pyproject.toml``, ``README.md``, ``lifecycle/``, and ``workshop/`` beside it, which the
+wheel must leave out) so the checkout is never written to;
 its one assertion is the wheel's file name (issue 33's distribution name and version).
 """
 
@@ -23,7 +24,8 @@ def build_wheel(work: Path) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "lifecycle", src / "lifecycle", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for package in ("lifecycle", "workshop"):
+        shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     res = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q", ".", "-w", str(work)],
         cwd=src, capture_output=True, text=True, timeout=300,

@@ -49,8 +49,8 @@ from lifecycle.answers import MachineAnswers
 from lifecycle.conditions import Recovery
 from lifecycle.events import Event, Outbound, RateLimitWindow
 from lifecycle.history import load_history
-from lifecycle.tools.explorer import ledger_fingerprint
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
+from workshop.explorer import ledger_fingerprint
 
 #: The incident machine's event that ends an incident under each recovery policy (the spec's
 #: recovery policies; the event names are IncidentMachine's), written out here rather than taken

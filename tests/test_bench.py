@@ -1,4 +1,4 @@
-"""``lifecycle bench``: the shape of what ``--quick`` reports (never its timings), and the inputs it builds.
+"""``workshop bench``: the shape of what ``--quick`` reports (never its timings), and the inputs it builds.
 
 The benchmark's figures are measured, not asserted: these tests run ``--quick`` once and check that
 every figure is present and a positive finite number (or says why it could not be measured), and
@@ -26,21 +26,21 @@ from conftest import FIXTURES, ROOT
 from lifecycle.claude import from_sdk_message, from_stream_json
 from lifecycle.events import PromptStarted
 from lifecycle.ledger import SessionLedger
-from lifecycle.tools import bench
+from workshop import bench
 
 #: Figures that may be missing only while the module they measure does not exist yet.
 OPTIONAL_MODULES = {
     "replay.": "lifecycle.cli.replay",
-    "explorer.": "lifecycle.tools.explorer",
+    "explorer.": "workshop.explorer",
     "imports.agent_sdks": "acp",  # the agent's extras
 }
-#: The full ``lifecycle check`` takes minutes: ``--quick`` measures only its rate.
+#: The full ``workshop check`` takes minutes: ``--quick`` measures only its rate.
 NOT_RUN_WITH_QUICK = {"explorer.total_s"}
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
-    """One ``lifecycle bench --quick --json --check`` run, in process."""
+    """One ``workshop bench --quick --json --check`` run, in process."""
     tmp = tmp_path_factory.mktemp("bench")
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -91,7 +91,7 @@ def _assert_peer_really_unavailable(reason: str) -> None:
     cache (then the registry was unreachable). Anything else is a bug hiding as "not available"."""
     import shutil
 
-    from lifecycle.tools.bench import peer
+    from workshop.bench import peer
 
     if "node is not installed" in reason:
         assert shutil.which("node") is None, reason
@@ -167,7 +167,7 @@ def test_peer_fake_api_answers_messages_and_404s_the_rest() -> None:
     import urllib.error
     import urllib.request
 
-    from lifecycle.tools.bench.fakeapi import FakeMessagesAPI
+    from workshop.bench.fakeapi import FakeMessagesAPI
 
     with FakeMessagesAPI() as api:
         assert api.base_url.startswith("http://127.0.0.1:")
@@ -191,7 +191,7 @@ def test_peer_fake_api_answers_a_write_prompt_with_one_write_then_text() -> None
     gets one tool_use of Write with that input; the request carrying its tool result gets text."""
     import urllib.request
 
-    from lifecycle.tools.bench.fakeapi import ANSWER, FakeMessagesAPI, tool_turn_prompt
+    from workshop.bench.fakeapi import ANSWER, FakeMessagesAPI, tool_turn_prompt
 
     prompt = tool_turn_prompt("/p/bench-1.txt", "hello\n")
     tools = [{"name": "Read"}, {"name": "Write"}]
@@ -271,7 +271,7 @@ def test_peer_client_allows_once_refuses_other_requests_and_checks_the_write(tmp
     import os
     import sys
 
-    from lifecycle.tools.bench import peer
+    from workshop.bench import peer
 
     script = tmp_path / "agent.py"
     script.write_text(FAKE_AGENT)
@@ -301,7 +301,7 @@ def test_peer_client_allows_once_refuses_other_requests_and_checks_the_write(tmp
 
 
 def test_peer_ratios_pair_the_spawns_of_one_round_and_gate_the_tool_turn() -> None:
-    from lifecycle.tools.bench import peer
+    from workshop.bench import peer
 
     ours = [{"init_s": 1.0, "tool_turn_s": 1.0}, {"init_s": 2.0}, {"init_s": 1.0, "tool_turn_s": 3.0}]
     ref = [
@@ -348,11 +348,11 @@ def test_missing_fixtures_folder_is_a_usage_error(tmp_path: Path, capsys: pytest
 
 # ------------------------------------------------------------------ the shipped inputs
 
-REDERIVE = f"lifecycle bench --derive-inputs tests/fixtures/{bench.FIXTURE_SET}"
+REDERIVE = f"python -m workshop bench --derive-inputs tests/fixtures/{bench.FIXTURE_SET}"
 
 
 def test_shipped_inputs_are_derived_from_the_recordings() -> None:
-    """One source of truth: the copy shipped in lifecycle/tools/bench/data/ is what the derivation makes
+    """One source of truth: the copy shipped in workshop/bench/data/ is what the derivation makes
     of the recordings today, byte for byte, and nothing else (so it cannot go stale)."""
     derived = bench.derive_data(FIXTURES)
     shipped = bench.shipped_data()
@@ -364,12 +364,16 @@ def test_shipped_inputs_are_derived_from_the_recordings() -> None:
 
 
 def test_shipped_inputs_stay_in_the_source_tree() -> None:
-    """The benchmark is a developer tool (issue 33): no [tool.setuptools.package-data] pattern matches
-    its inputs, so no wheel carries them (tests/test_packaging.py checks the built wheel)."""
+    """The benchmark is a developer tool (issue 33): its inputs are in the workshop (``workshop/``,
+    beside ``lifecycle/``), which no package of the build includes, and no
+    [tool.setuptools.package-data] pattern matches them, so no wheel carries them
+    (tests/test_packaging.py checks the built wheel)."""
     with (ROOT / "pyproject.toml").open("rb") as fh:
-        patterns = tomllib.load(fh)["tool"]["setuptools"]["package-data"]["lifecycle"]
-    data = ROOT / "lifecycle" / "tools" / "bench" / "data"
-    files = [p.relative_to(ROOT / "lifecycle").as_posix() for p in data.rglob("*") if p.is_file()]
+        setuptools = tomllib.load(fh)["tool"]["setuptools"]
+    patterns = [pattern for found in setuptools["package-data"].values() for pattern in found]
+    assert not any(fnmatch("workshop", pattern) for pattern in setuptools["packages"]["find"]["include"])
+    data = ROOT / "workshop" / "bench" / "data"
+    files = [p.relative_to(ROOT / "workshop").as_posix() for p in data.rglob("*") if p.is_file()]
     assert files
     for name in files:
         assert not any(fnmatch(name, pattern) for pattern in patterns), f"{name} is declared as package data"

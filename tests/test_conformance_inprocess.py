@@ -7,7 +7,7 @@ patches the code of *this* process only, so those runs cannot kill a mutant; her
 go through :func:`lifecycle.cli.trace.run_trace` in-process, once per case (one test each, and
 no cache across tests: under mutmut each mutant is traced afresh), and are judged by the vendored
 checker itself (``tests/conformance/check.py``, imported from its path, never restated) and by
-the conformance kit's matcher (``lifecycle.tools.conformance.expect.check``), which must agree.
+the conformance kit's matcher (``lifecycle.conformance.expect.check``), which must agree.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from conftest import CONFORMANCE, documented_count
 
 from lifecycle.cli.trace import run_trace
-from lifecycle.tools.conformance.expect import check
+from lifecycle.conformance.expect import check
 
 CASES_DIR = CONFORMANCE / "cases"
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in CASES_DIR.glob("*.input.jsonl"))

@@ -1,4 +1,4 @@
-"""The conformance kit (lifecycle/tools/conformance): case parsing and planning, the matcher
+"""The conformance kit (lifecycle/conformance): case parsing and planning, the matcher
 (its agreement with the vendored check.py on every public case is in
 tests/test_conformance_inprocess.py, which traces each case once), id mapping, transcripts, the
 fake Claude Code CLI, and the faults of a run (an agent that does not start, crashes or hangs).
@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from conftest import CONFORMANCE
 
-from lifecycle.tools.conformance import cli_main, default_cases_dir, run_suite, summary
-from lifecycle.tools.conformance.cases import CLI, CLIENT, CaseError, find_cases, load_case
-from lifecycle.tools.conformance.expect import check
-from lifecycle.tools.conformance.fake_cli import dumps_raw
-from lifecycle.tools.conformance.runner import Outcome, RunOptions, map_ids, run_case, transcript_files
+from lifecycle.conformance import cli_main, default_cases_dir, run_suite, summary
+from lifecycle.conformance.cases import CLI, CLIENT, CaseError, find_cases, load_case
+from lifecycle.conformance.expect import check
+from lifecycle.conformance.fake_cli import dumps_raw
+from lifecycle.conformance.runner import Outcome, RunOptions, map_ids, run_case, transcript_files
 
 CASES = sorted(p.name.removesuffix(".input.jsonl") for p in (CONFORMANCE / "cases").glob("*.input.jsonl"))
-FAKE_CLI = Path(__file__).resolve().parent.parent / "lifecycle" / "tools" / "conformance" / "fake_cli.py"
+FAKE_CLI = Path(__file__).resolve().parent.parent / "lifecycle" / "conformance" / "fake_cli.py"
 INIT = '{"type": "adapter", "event": "initialize", "clientCapabilities": {}}'
 SESSION = '{"type": "adapter", "event": "session", "sessionId": "s1"}'
 
@@ -269,7 +269,7 @@ def test_the_fake_cli_answers_auth_status_and_version(tmp_path: Path) -> None:
     argv = [sys.executable, str(FAKE_CLI), "--conformance-dir", str(tmp_path), "auth", "status", "--json"]
     auth = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
     assert json.loads(auth.stdout)["apiKeySource"] == "ANTHROPIC_API_KEY"
-    version = subprocess.run([sys.executable, "-m", "lifecycle.tools.conformance.fake_cli", "-v"],
+    version = subprocess.run([sys.executable, "-m", "lifecycle.conformance.fake_cli", "-v"],
                              capture_output=True, text=True, timeout=60, check=True)
     assert version.stdout.startswith("2.1.999")
 

@@ -348,11 +348,11 @@ def test_the_nightly_profile_raises_every_fuzz_targets_budget() -> None:
 def test_the_checking_figures_are_a_fresh_runs(exploration: dict[str, Any]) -> None:
     """docs/checking.md: the explorer's figures (states, edges, depth; the invariants; the
     IncidentMachine and SessionFlow transitions fired; the targets reached) are what a fresh
-    ``lifecycle check --json`` reports (this suite run's one run of it, conftest's
+    ``workshop check --json`` reports (this suite run's one run of it, conftest's
     ``exploration``), in the run shown and in "Results"; the seeded mutants' count is the
     mutants table's; the conformance count is the cases folder's."""
     report = exploration
-    from lifecycle.tools.explorer import Bounds
+    from workshop.explorer import Bounds
 
     assert report["ok"] and report["bounds"] == dataclasses.asdict(Bounds())  # the command's defaults
     page = (DOCS / "checking.md").read_text()
@@ -379,9 +379,9 @@ def test_the_checking_figures_are_a_fresh_runs(exploration: dict[str, Any]) -> N
     assert f"the bounds can reach ({fired} of {len(coverage)}) fires" in results
     assert f"all {len(targets)} targets are reached" in results and reached == len(targets)
     assert f"the {len(targets)} *reachability targets*" in " ".join(page.split())
-    from lifecycle.tools.mutants import MUTANTS
+    from workshop.mutants import MUTANTS
 
-    assert f"lifecycle check --mutants: {len(MUTANTS)}/{len(MUTANTS)} seeded bugs caught" in page
+    assert f"workshop check --mutants: {len(MUTANTS)}/{len(MUTANTS)} seeded bugs caught" in page
     assert f"all {len(MUTANTS)} seeded bugs are caught" in " ".join(page.split())
     cases = len(list((ROOT / "tests" / "conformance" / "cases").glob("*.input.jsonl")))
     assert f"holds {cases} cases" in page and f"conformance: {cases} passed" in page
@@ -389,10 +389,10 @@ def test_the_checking_figures_are_a_fresh_runs(exploration: dict[str, Any]) -> N
 
 def test_every_current_mutant_count_in_the_docs_is_the_tables() -> None:
     """Wherever docs/checking.md, tests/README.md or README.md state how many seeded mutants there
-    are today, the number is ``len(lifecycle.tools.mutants.MUTANTS)`` (historical figures, "for the
+    are today, the number is ``len(workshop.mutants.MUTANTS)`` (historical figures, "for the
     25 mutants just before ...", are not of this form)."""
 
-    from lifecycle.tools.mutants import MUTANTS
+    from workshop.mutants import MUTANTS
 
     patterns = (
         r"seeds (\d+) realistic bugs",

@@ -343,7 +343,7 @@ def test_transcript_with_a_10_mb_single_line(tmp_path: Path, kind: str) -> None:
     path.write_bytes(
         b"\n".join([_line(h.HISTORY_TEMPLATES["prompt"]), big, _line(h.HISTORY_TEMPLATES["answer"])])
     )
-    view = replay_transcript(path).to_json()  # its speed is the benchmark's (lifecycle bench)
+    view = replay_transcript(path).to_json()  # its speed is the benchmark's (workshop bench)
     assert view["lines"] == 3
     if kind == "limit":
         (rec,) = view["records"]

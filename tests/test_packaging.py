@@ -1,7 +1,8 @@
 """What ships (issue 33): the distribution's name and extras, the ACP registry entry (``agent.json``
 against the registry's own schema, vendored in ``tests/fixtures/acp-registry/``), its icon, the
 README's editor configuration, and the product wheel built from this checkout: the core, the edges,
-the agent, the CLI and the conformance kit, and none of the developer tools.
+the agent, the CLI and the conformance kit (``lifecycle/conformance/``), and none of the developer
+tools (the repository's ``workshop/`` package).
 
 Rules: expected names are literals (the name chosen in issue 33, the registry's field rules, its
 ``FORMAT.md`` command ``uvx <package> [args]``); the wheel is built from a copy of the checkout
@@ -33,13 +34,12 @@ REGISTRY = ROOT / "tests" / "fixtures" / "acp-registry"
 SCHEMA_SHA256 = "9ce5be43c7502d941b5f0e708df193c642b98791b19a357cf5a56698e1627d91"
 NAME = "acp-lifecycle"  # issue 33: `lifecycle` on PyPI is someone else's package
 SVG = "{http://www.w3.org/2000/svg}"
-#: the developer tools, in the source tree only (docs/checking.md, docs/performance.md)
-WORKSHOP = (
-    "lifecycle/tools/explorer/",
-    "lifecycle/tools/bench/",
-    "lifecycle/tools/mutants",
-    "lifecycle/tools/diagrams",
-)
+#: the developer tools, in the source tree only (docs/checking.md, docs/performance.md): the
+#: top-level ``workshop`` package, and the folder they lived in before it
+WORKSHOP = ("workshop/", "lifecycle/tools/")
+#: the product command's commands: each runs from an installed wheel (the developer tools are
+#: ``python -m workshop``'s)
+COMMANDS = ("acp", "conformance", "replay", "schema", "trace")
 #: what the product wheel must hold (issue 33, point 2): one file of each part
 PRODUCT = (
     "lifecycle/__init__.py",
@@ -53,7 +53,7 @@ PRODUCT = (
     "lifecycle/cli/trace.py",
     "lifecycle/cli/replay.py",
     "lifecycle/examples/rate-limit-then-recovery.jsonl",
-    "lifecycle/tools/conformance/__init__.py",
+    "lifecycle/conformance/__init__.py",
 )
 
 
@@ -150,7 +150,6 @@ def test_the_wheel_holds_the_product_and_no_workshop(wheel: Path) -> None:
         entry_points = z.read("acp_lifecycle-0.1.0.dist-info/entry_points.txt").decode()
     assert [p for p in PRODUCT if p not in names] == []
     assert [n for n in names if n.startswith(WORKSHOP)] == []
-    assert "lifecycle/tools/__init__.py" not in names  # lifecycle.tools: a namespace in the wheel
     assert [n for n in names if "/data/" in n or n.endswith((".pyc", "__pycache__"))] == []
     assert "Name: acp-lifecycle\n" in meta
     assert "Provides-Extra: agent\n" in meta
@@ -181,28 +180,37 @@ def test_the_unpacked_wheel_imports_the_core_and_the_kit_without_the_sdks(wheel:
     res = _run_unpacked(
         wheel,
         tmp_path,
-        "import lifecycle, lifecycle.tools.conformance\n"
+        "import lifecycle, lifecycle.conformance\n"
         "print(lifecycle.__file__)\n"
         "try:\n"
-        "    import lifecycle.tools.explorer\n"
+        "    import workshop.explorer\n"
         "except ModuleNotFoundError as exc:\n"
         "    print(exc.name)\n",
     )
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.splitlines() == [
         str(tmp_path / "unpacked" / "lifecycle" / "__init__.py"),
-        "lifecycle.tools.explorer",
+        "workshop",
     ]
 
 
-@pytest.mark.parametrize("command", ["check", "diagrams", "bench"])
-def test_a_developer_command_from_the_wheel_says_where_it_lives(wheel: Path, tmp_path: Path, command: str) -> None:
+def test_the_wheels_command_lists_only_commands_that_run_installed(wheel: Path, tmp_path: Path) -> None:
+    res = _run_unpacked(
+        wheel,
+        tmp_path,
+        "from lifecycle.cli import build_parser\n"
+        "sub = next(a for a in build_parser()._actions if a.dest == 'command')\n"
+        "print(' '.join(sorted(sub.choices)))\n",
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.split() == list(COMMANDS)
+
+
+@pytest.mark.parametrize("command", ["check", "diagrams", "bench", "mutants"])
+def test_a_developer_tool_is_no_command_of_the_wheel(wheel: Path, tmp_path: Path, command: str) -> None:
     res = _run_unpacked(wheel, tmp_path, f"from lifecycle.cli import main\nsys.exit(main([{command!r}]))\n")
     assert (res.returncode, res.stdout) == (2, "")
-    assert res.stderr == (
-        f"lifecycle {command}: a developer tool of the source tree, not in the installed package: "
-        "run it from a checkout installed with pip install -e '.[test]' (README.md)\n"
-    )
+    assert f"invalid choice: {command!r}" in res.stderr
 
 
 def test_the_unpacked_wheel_runs_the_bundled_example(wheel: Path, tmp_path: Path) -> None:

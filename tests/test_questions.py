@@ -29,7 +29,7 @@ from lifecycle import (
 from lifecycle.cli.trace import run_trace
 from lifecycle.events import Event
 from lifecycle.ledger import MAX_OPEN_QUESTIONS
-from lifecycle.tools.explorer import ledger_fingerprint
+from workshop.explorer import ledger_fingerprint
 
 RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
 LIMIT = "You've hit your 5-hour limit · resets 4:06pm (UTC)"

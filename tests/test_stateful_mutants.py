@@ -1,4 +1,4 @@
-"""The stateful test is not vacuous: every seeded mutant of ``lifecycle check --mutants`` is caught
+"""The stateful test is not vacuous: every seeded mutant of ``workshop check --mutants`` is caught
 by ``tests/test_stateful.py``'s ``AdapterSession`` state machine, and the set it catches is
 asserted exactly (README: "Stateful tests").
 
@@ -7,7 +7,7 @@ its own program of the machine in :data:`CATCHING` (the rules in order, with the
 found by hypothesis with the mutant applied and shrunk, then written out. :func:`run_program`
 runs one as hypothesis runs a program (the ``@initialize`` rule first, each rule only where its
 precondition holds, every invariant whose precondition holds after each step, ``teardown`` at the
-end). Each program must fail with its mutant applied (:func:`lifecycle.tools.mutants.applied`,
+end). Each program must fail with its mutant applied (:func:`workshop.mutants.applied`,
 undone afterwards whatever happens) and pass on the real code, so what catches the mutant is the
 machine's rules and invariants, not the program. The random search of the real code is
 tests/test_stateful.py's (run once per suite, not a second time here). Each run gets a
@@ -38,7 +38,7 @@ from hypothesis.errors import HypothesisException
 from stateful_session import SECRETS, AdapterSession
 
 from lifecycle.answers import MachineAnswers
-from lifecycle.tools.mutants import MUTANTS, Mutant, applied
+from workshop.mutants import MUTANTS, Mutant, applied
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,8 +1,8 @@
 """The ``acp-lifecycle`` command (also ``lifecycle``, ``python -m lifecycle``).
 
-Rules: every command imports its module only when it runs. ``check``, ``diagrams`` and ``bench``
-are developer tools of the source tree (``lifecycle/tools/``, in no wheel: pyproject.toml): from an
-installed wheel they exit 2 saying so, instead of a traceback."""
+Rules: every command imports its module only when it runs, and every command listed here works
+from an installed wheel. The developer tools of the source tree (the explorer, the benchmark, the
+diagrams) are no commands of the product: ``python -m workshop`` runs them from a checkout."""
 
 from __future__ import annotations
 
@@ -89,36 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 _DELEGATED: tuple[tuple[str, str, str], ...] = (
     ("replay", "cli.replay", "show the typed records a capable client gets for a real transcript"),
-    ("check", "tools.explorer.cli", "exhaustively explore the abstract session state space and check invariants"),
-    ("diagrams", "tools.diagrams", "render the machines into diagrams/ (--check: fail when stale)"),
-    ("bench", "tools.bench", "measure the lifecycle against baselines in the same run"),
     ("acp", "agent", "run the reference Claude ACP agent over stdio"),
-    ("conformance", "tools.conformance", "run the conformance cases through an ACP agent (--agent CMD)"),
+    ("conformance", "conformance", "run the conformance cases through an ACP agent (--agent CMD)"),
 )
-
-
-#: The delegated commands whose module is in the source tree only (not in the product wheel).
-DEVELOPER_COMMANDS = frozenset({"check", "diagrams", "bench"})
 
 
 def _run_module(module: str, argv: list[str]) -> int:
     from importlib import import_module
 
-    target = f"lifecycle.{module}"
-    try:
-        mod = import_module(target)
-    except ModuleNotFoundError as exc:
-        # only a developer tool's own module missing (not a dependency it lacks) is this case
-        names = {n for n, m, _ in _DELEGATED if m == module} & DEVELOPER_COMMANDS
-        if not names or exc.name is None or not target.startswith(exc.name):
-            raise
-        print(
-            f"lifecycle {names.pop()}: a developer tool of the source tree, not in the installed package: "
-            "run it from a checkout installed with pip install -e '.[test]' (README.md)",
-            file=sys.stderr,
-        )
-        return 2
-    code: int = mod.cli_main(argv)
+    code: int = import_module(f"lifecycle.{module}").cli_main(argv)
     return code
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import CONFORMANCE
 
-from lifecycle.tools.conformance import run_suite, summary
-from lifecycle.tools.conformance.runner import Outcome, RunOptions
+from lifecycle.conformance import run_suite, summary
+from lifecycle.conformance.runner import Outcome, RunOptions
 
 pytestmark = pytest.mark.e2e
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import CONFORMANCE, ROOT, documented_count
 
-from lifecycle.tools.conformance import run_suite, summary
-from lifecycle.tools.conformance.runner import Outcome, RunOptions
+from lifecycle.conformance import run_suite, summary
+from lifecycle.conformance.runner import Outcome, RunOptions
 
 from .oracle import suite_table
 from .python_adapter import ensure_python_adapter

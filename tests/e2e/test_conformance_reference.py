@@ -13,8 +13,8 @@ import time
 import pytest
 from conftest import CONFORMANCE, ROOT
 
-from lifecycle.tools.conformance import run_suite, summary
-from lifecycle.tools.conformance.runner import Outcome, RunOptions
+from lifecycle.conformance import run_suite, summary
+from lifecycle.conformance.runner import Outcome, RunOptions
 
 from .oracle import SUITE_HEADING as HEADING
 from .oracle import suite_table

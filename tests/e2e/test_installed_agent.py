@@ -93,7 +93,7 @@ def test_the_installed_package_is_the_wheel(installed: Installed, tmp_path: Path
         "import importlib.metadata as m, importlib.util as u, lifecycle, claude_agent_sdk, acp\n"
         "print(lifecycle.__file__)\n"
         "print(m.version('acp-lifecycle'))\n"
-        "print(u.find_spec('lifecycle.tools.conformance') is not None, u.find_spec('lifecycle.tools.bench'))\n"
+        "print(u.find_spec('lifecycle.conformance') is not None, u.find_spec('workshop'))\n"
     )
     res = subprocess.run(
         [str(installed.python), "-c", code], cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True
