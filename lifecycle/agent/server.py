@@ -42,6 +42,7 @@ from ..history import load_history, unreadable_notice
 from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import notices_capable
+from . import sdk
 from .compaction import ContextCompaction, compaction_capable
 from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
 from .imports import build_deferred
@@ -52,7 +53,6 @@ from .prompt import PromptRefused, prompt_content
 from .questions import form_capable
 from .replay import replay
 from .runtime import ClientFactory, Launcher
-from .sdk import observe_frames, route_request
 from .session import _Session, sdk_function
 from .startup import ClientState, log_initialize
 from .stored import session_info, stored_messages
@@ -145,7 +145,7 @@ class ClaudeAcpAgent:
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
         _route_logout(conn, self)
-        observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
+        sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
     def _observe(self, event: Any) -> None:
         """Every raw frame: a ``session/request_permission`` or ``elicitation/create`` going out has
@@ -578,9 +578,9 @@ def _route_logout(conn: Any, agent: ClaudeAcpAgent) -> None:
     method's models but routes no ``logout`` request)."""
     from acp.schema import DeleteSessionRequest, LogoutRequest
 
-    if route_request(conn, "logout", LogoutRequest, agent, "logout"):
+    if sdk.route_request(conn, "logout", LogoutRequest, agent, "logout"):
         # ... nor ``session/delete`` (its models only).
-        route_request(conn, "session/delete", DeleteSessionRequest, agent, "delete_session")
+        sdk.route_request(conn, "session/delete", DeleteSessionRequest, agent, "delete_session")
 
 
 async def run(
