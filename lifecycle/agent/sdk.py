@@ -33,6 +33,9 @@ Rules
   is neither SDK, and those hooks fall back to pydantic's own code when their hook points are
   missing (a pydantic bump costs speed, never correctness), where a missing SDK name breaks the
   agent.
+* Public names stay where they are used: the ACP SDK models' ``field_meta`` (their field for
+  ``_meta``) and pydantic's ``model_extra`` (read by the core's :mod:`lifecycle.negotiation`,
+  which imports no SDK), the Claude SDK's exported functions and classes.
 
 Theory of operation
 -------------------
