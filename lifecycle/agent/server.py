@@ -189,7 +189,7 @@ class ClaudeAcpAgent:
         session_id: str,
         cwd: str,
         mcp_servers: Any,
-        directories: tuple[str, ...],
+        directories: tuple[str, ...] = (),
         early: EarlyCli | None = None,
     ) -> _Session:
         """A fresh session under ``session_id``, built whole: its ledger, its settings (with the
