@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lifecycle.negotiation import agent_capabilities_meta, negotiate, notices_capable, version_is_supported
+from lifecycle.negotiation import ClientState, agent_capabilities_meta, negotiate, notices_capable, version_is_supported
 
 
 def caps(version: Any, capabilities: Any = ("sessionFailure",)) -> dict[str, Any]:
@@ -278,3 +278,104 @@ def test_a_model_is_read_through_its_extras_not_its_attributes() -> None:
 
     assert notices_capable(Attrs()) is False
     assert notices_capable(_Extras({"session": {"notices": {}}})) is True
+
+
+# ------------------------------------------------------------------ ClientState: one value of what the client declared
+
+
+def test_a_client_that_declared_nothing_gets_the_legacy_everywhere() -> None:
+    for nothing in (None, {}, [], "caps", 7, _GetOnly()):
+        assert ClientState.parse(nothing) == ClientState()
+    assert ClientState() == ClientState(
+        negotiated=False, air=False, notices=False, form=False, compaction=False,
+        terminal_auth=False, terminal_auth_meta=False, terminal_output=False,
+    )  # fmt: skip
+    assert ClientState().suggestions is False
+
+
+def test_the_acp_registrys_initialize_declares_terminal_logins_and_terminal_output() -> None:
+    # The capabilities the ACP registry's CI sends with ``initialize`` (its validator), literally.
+    registry = {
+        "terminal": True,
+        "fs": {"readTextFile": True, "writeTextFile": True},
+        "_meta": {"terminal_output": True, "terminal-auth": True},
+    }
+    assert ClientState.parse(registry) == ClientState(terminal_auth=True, terminal_auth_meta=True, terminal_output=True)
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "declared"),
+    [
+        (caps(1), {"negotiated": True, "air": True}),
+        ({"_meta": {"jetbrains": {"air": {}}}}, {"air": True}),  # AIR without the extension: suggestions only
+        ({"_meta": {"jetbrains": {"air": True}}}, {}),
+        ({"session": {"notices": {}}}, {"notices": True}),
+        ({"session": {"compaction": {}}}, {"compaction": True}),
+        ({"session": {"compaction": True}}, {}),
+        ({"session": {"compaction": {}, "notices": {}}}, {"compaction": True, "notices": True}),
+        ({"elicitation": {"form": {}}}, {"form": True}),
+        ({"elicitation": {"form": True}}, {"form": True}),
+        ({"elicitation": {"form": None}}, {}),
+        ({"elicitation": {"form": "yes"}}, {}),
+        ({"elicitation": True}, {}),
+        ({"auth": {"terminal": True}}, {"terminal_auth": True}),
+        ({"auth": {"terminal": "true"}}, {}),
+        ({"auth": True}, {}),
+        ({"_meta": {"terminal-auth": True}}, {"terminal_auth": True, "terminal_auth_meta": True}),
+        ({"_meta": {"terminal-auth": 1}}, {}),
+        ({"_meta": {"terminal_output": True}}, {"terminal_output": True}),
+        ({"_meta": {"terminal_output": "true"}}, {}),
+        ({"_meta": "not an object", "session": None, "auth": None, "elicitation": None}, {}),
+    ],
+)
+def test_each_flag_is_read_from_its_own_place(capabilities: dict[str, Any], declared: dict[str, bool]) -> None:
+    state = ClientState.parse(capabilities)
+    assert state == ClientState(**declared)
+    assert state.suggestions is declared.get("air", False)  # the reference's rule: an AIR client
+
+
+def test_a_model_is_read_through_its_dump_by_alias() -> None:
+    class Model:  # an ACP SDK model: ``_meta`` is ``field_meta``, dumped under its alias
+
+        def model_dump(self, *, by_alias: bool, exclude_none: bool) -> dict[str, Any]:
+            assert by_alias and exclude_none
+            return {"_meta": {"terminal_output": True}, "session": {"notices": {}}}
+
+    assert ClientState.parse(Model()) == ClientState(notices=True, terminal_output=True)
+
+    class Odd:
+        def model_dump(self, **kwargs: Any) -> object:
+            return ["not", "a", "mapping"]
+
+    assert ClientState.parse(Odd()) == ClientState()
+
+
+def test_the_acp_sdks_own_model_reads_as_its_json_less_what_it_drops() -> None:
+    from acp.schema import ClientCapabilities
+
+    kept = {**caps(1), "elicitation": {"form": {}}, "auth": {"terminal": True}}
+    assert ClientState.parse(ClientCapabilities.model_validate(kept)) == ClientState.parse(kept)
+    assert ClientState.parse(kept) == ClientState(negotiated=True, air=True, form=True, terminal_auth=True)
+    # The SDK 0.12.1's model drops the session keys it does not know: why the agent's transport
+    # hands ``initialize`` the raw JSON (``ClaudeAcpAgent.saw_client_capabilities``).
+    dropped = {"session": {"notices": {}, "compaction": {}}}
+    assert ClientState.parse(dropped) == ClientState(notices=True, compaction=True)
+    assert ClientState.parse(ClientCapabilities.model_validate(dropped)) == ClientState()
+
+
+def test_a_hostile_mapping_declares_nothing_and_never_raises() -> None:
+    class Hostile(Mapping[str, Any]):
+        def __getitem__(self, key: str) -> Any:
+            raise RuntimeError("no")
+
+        def __iter__(self) -> Iterator[str]:
+            raise RuntimeError("no")
+
+        def __len__(self) -> int:
+            return 1
+
+        def get(self, key: str, default: Any = None) -> Any:
+            raise RuntimeError("no")
+
+    assert ClientState.parse(Hostile()) == ClientState()
+    assert ClientState.parse({"_meta": Hostile()}) == ClientState()
