@@ -8,12 +8,9 @@ went through the SDK's pydantic models on both sides.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import random
 import re
-import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import acp
@@ -25,7 +22,7 @@ from acp.schema import (
     PromptResponse,
     SessionInfoUpdate,
 )
-from acp_harness import AIR, FakeClaude, GlueAgent, RecordingClient, Step, Wire, run
+from acp_harness import AIR, GlueAgent, RecordingClient, Step, Wire, run
 
 from lifecycle import (
     Action,
@@ -53,10 +50,8 @@ from lifecycle.acp import (
     with_meta,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 LIMIT = "You've hit your 5-hour limit · resets 5pm (UTC)"
 RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
-
 
 
 def limit_failure() -> list[Step]:
@@ -423,158 +418,3 @@ def test_outcome_of_an_unknown_turn_is_a_key_error() -> None:
 
     with pytest.raises(KeyError):
         run(go())
-
-
-# ------------------------------------------------------------------ the tested sample
-
-
-def test_example_embed_acp_main() -> None:
-    path = ROOT / "lifecycle" / "examples" / "embed_acp.py"
-    spec = importlib.util.spec_from_file_location("embed_acp_example", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    # what the sample shows (its docstring, docs/acp-agent.md): embedding takes the few "# +" lines
-    marked = [line for line in path.read_text().splitlines() if "# +" in line]
-    assert 0 < len(marked) <= 10, marked
-    seen = run(module.main())
-    (entry,) = seen.entries
-    assert entry.carrier == "prompt_response" and entry.record is not None
-    assert (entry.record.category.value, entry.record.title, entry.record.actions) == ("limit", module.LIMIT, ())
-
-
-# ------------------------------------------------------------------ the reference agent, fast
-#
-# ``lifecycle.agent`` over the same in-memory pair, with a stand-in for ``ClaudeSDKClient``
-# (the SDK's real message classes, no CLI process). The real CLI runs in tests/e2e/test_acp_e2e.py.
-
-
-def test_agent_replaces_a_runtime_that_failed_to_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
-
-    clients: list[FakeClaude] = []
-
-    def factory(options: Any) -> Any:
-        clients.append(FakeClaude(options, fail_connect=not clients))  # only the first one fails
-        return clients[-1]
-
-    agent = ClaudeAcpAgent(client_factory=factory)
-
-    async def go() -> tuple[Wire, str, PromptResponse, PromptResponse]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
-        second = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("two")])
-        return wire, sid, first, second
-
-    wire, sid, first, second = run(go())
-    assert first.field_meta is not None
-    record = read_record(first.field_meta)
-    assert record is not None and first.stop_reason == "end_turn"
-    assert (record.category, record.actions) == (Category.CONNECTION, (Action.NEW_SESSION,))
-    assert "nowhere" not in record.title  # raw exception text never becomes a title
-    assert second.stop_reason == "end_turn" and second.field_meta is None
-    # the first runtime asked for the new session id, the replacement for the same id again
-    assert [c.options.session_id for c in clients] == [sid, sid]
-    assert clients[1].sent[0]["uuid"] != record.id.removesuffix(":error")  # a fresh turn id
-    ledger = agent._sessions[sid].publisher.ledger
-    assert (ledger.runtime, ledger.active) == (1, ())  # replaced: the connection incident recovered
-    assert [type(u).__name__ for _, u in wire.client.updates] == ["AgentMessageChunk"]
-
-
-def test_agent_rejects_unknown_sessions_and_empty_prompts() -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
-
-    async def go() -> list[int]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        codes = []
-        for session_id, text in (("nope", "hi"), (sid, "  ")):
-            with pytest.raises(RequestError) as info:
-                await wire.conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
-            codes.append(info.value.code)
-        with pytest.raises(RequestError) as info:
-            await wire.conn.authenticate(method_id="not-a-method")
-        codes.append(info.value.code)
-        return codes
-
-    assert run(go()) == [-32602, -32602, -32602]
-
-
-def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path) -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    def agent_with(env: dict[str, str]) -> ClaudeAcpAgent:
-        return ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options), env=env)
-
-    async def authenticate(agent: ClaudeAcpAgent) -> int:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        await wire.open()
-        try:
-            await wire.conn.authenticate(method_id="claude-login")
-        except RequestError as err:
-            return err.code
-        return 0
-
-    empty = {"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)}
-    expected = 0 if sys.platform == "darwin" else -32000  # macOS: the keychain is not inspected
-    assert run(authenticate(agent_with(empty))) == expected
-    assert run(authenticate(agent_with({**empty, "ANTHROPIC_API_KEY": "sk-test"}))) == 0
-    (tmp_path / ".credentials.json").write_text("{}")
-    assert run(authenticate(agent_with(empty))) == 0
-
-
-class ExitingClaude(FakeClaude):
-    """Answers with an error result, then Claude Code exits non-zero: the SDK's ``ResultError``."""
-
-    async def query(self, prompt: Any) -> None:
-        from claude_agent_sdk import ResultMessage
-
-        async for message in prompt:
-            self.sent.append(message)
-        result = dict(subtype="error_during_execution", duration_ms=1, duration_api_ms=1, is_error=True)
-        self.queue.put_nowait(ResultMessage(**result, num_turns=1, session_id="x", errors=["boom"]))  # type: ignore[arg-type]
-        self.queue.put_nowait("exit")
-
-    async def receive_messages(self) -> Any:
-        from claude_agent_sdk import ResultError
-
-        while (message := await self.queue.get()) is not None:
-            if message == "exit":
-                raise ResultError("Claude Code returned an error result: boom", data={}, exit_code=1)
-            yield message
-
-
-def test_claude_code_exiting_after_an_error_result_is_the_runtimes_loss(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """In the agent's streaming mode Claude Code stays up after an error result; the SDK raises
-    ``ResultError`` only when it exited: the turn settles as its result, and the session then
-    holds a connection incident (new_session) until a replacement runtime starts."""
-    from lifecycle.agent import AgentConfig, ClaudeAcpAgent
-
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
-    agent = ClaudeAcpAgent(AgentConfig(start_early=False), client_factory=lambda options: ExitingClaude(options))
-
-    async def go() -> tuple[Wire, str, PromptResponse]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
-        for _ in range(200):  # the runtime's loss follows the answer
-            if any(a.category == Category.CONNECTION for a in agent._sessions[sid].publisher.ledger.active):
-                break
-            await asyncio.sleep(0.01)
-        return wire, sid, first
-
-    _wire, sid, first = run(go())
-    record = read_record(first.field_meta)
-    assert record is not None and first.stop_reason == "end_turn"  # the turn ends as its result
-    ledger = agent._sessions[sid].publisher.ledger
-    (lost,) = [a for a in ledger.active if a.category == Category.CONNECTION]
-    assert lost.recovery.value == "runtime_replaced"  # spec: transport loss stays until replacement
-    # the turn's own failure is the other active one: two incidents, the loss not swallowed
-    assert len(ledger.active) == 2
