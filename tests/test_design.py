@@ -486,8 +486,6 @@ def test_no_module_is_longer_than_the_limit() -> None:
 #: Modules under ``tests/`` still over :data:`MAX_LINES`, each with why (split below it: leave the list).
 LONG_TEST_MODULES = {
     "tests/stateful_session.py": "one state machine whose rules share its state; edited on another branch",
-    "tests/e2e/fakeapi.py": "one fake API server sharing its request log; imported by e2e files others edit",
-    "tests/e2e/claude_cli.py": "the real CLI's driver and recorder; imported by e2e files others edit",
 }
 
 
