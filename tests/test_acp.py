@@ -1,4 +1,5 @@
-"""The ACP glue over a real connection: the ACP SDK on both sides of an in-memory transport pair.
+"""The ACP glue over a real connection: the ACP SDK on both sides of an in-memory transport pair
+(and, last, ACP ``notice`` updates through it).
 
 Every assertion is on what the client side actually received -- the raw frames (connection
 observers) and the SDK models its handlers were called with -- so ``_meta`` is checked after it
@@ -8,24 +9,27 @@ went through the SDK's pydantic models on both sides.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
+import json
 import random
 import re
-import sys
+import uuid
 from collections.abc import Iterable
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
 import acp
+import pydantic
 import pytest
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
+    NewSessionResponse,
     PromptResponse,
     SessionInfoUpdate,
 )
-from acp_harness import AIR, FakeClaude, GlueAgent, RecordingClient, Step, Wire, run
+from acp_harness import AIR, GlueAgent, RecordingClient, Step, Wire, run
 
 from lifecycle import (
     Action,
@@ -43,20 +47,22 @@ from lifecycle import (
     read_record,
 )
 from lifecycle.acp import (
+    AcpNotice,
     SessionPublisher,
     acp_update,
     advertise,
     attach_to_response,
     merge_meta,
+    new_epoch,
+    notice_update,
     prompt_response,
     session_info_update,
     with_meta,
 )
+from lifecycle.events import ModelRefusalFallback, SessionUpdateOut
 
-ROOT = Path(__file__).resolve().parent.parent
 LIMIT = "You've hit your 5-hour limit · resets 5pm (UTC)"
 RATE = "API Error: Request rejected (429) · Number of requests has exceeded your rate limit"
-
 
 
 def limit_failure() -> list[Step]:
@@ -425,156 +431,238 @@ def test_outcome_of_an_unknown_turn_is_a_key_error() -> None:
         run(go())
 
 
-# ------------------------------------------------------------------ the tested sample
-
-
-def test_example_embed_acp_main() -> None:
-    path = ROOT / "lifecycle" / "examples" / "embed_acp.py"
-    spec = importlib.util.spec_from_file_location("embed_acp_example", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    # what the sample shows (its docstring, docs/acp-agent.md): embedding takes the few "# +" lines
-    marked = [line for line in path.read_text().splitlines() if "# +" in line]
-    assert 0 < len(marked) <= 10, marked
-    seen = run(module.main())
-    (entry,) = seen.entries
-    assert entry.carrier == "prompt_response" and entry.record is not None
-    assert (entry.record.category.value, entry.record.title, entry.record.actions) == ("limit", module.LIMIT, ())
-
-
-# ------------------------------------------------------------------ the reference agent, fast
+# ------------------------------------------------------------------ ACP notice updates
 #
-# ``lifecycle.agent`` over the same in-memory pair, with a stand-in for ``ClaudeSDKClient``
-# (the SDK's real message classes, no CLI process). The real CLI runs in tests/e2e/test_acp_e2e.py.
+# ACP standard ``notice`` updates through the glue. The ACP SDK (0.12.1) predates the ``notice``
+# update, so :class:`lifecycle.acp.SessionPublisher` checks a notice with its own strict model and
+# sends it as a raw ``session/update`` below the SDK; every other update still goes through the
+# SDK's models. The expected frame is the one the reference adapter sent a client that declared
+# ``session.notices`` (``docs/parity/transcripts/refusal-fallback-ok-notices.frames.jsonl``, its
+# refusal-fallback notice), the legacy text is the reference's (``refusal-fallback-ok-legacy``),
+# written out here.
+
+ORIGINAL, FALLBACK = "claude-opus-5-5", "claude-opus-4-8"
+EXPLANATION = "This request was declined by the fake safety classifier."
 
 
-def test_agent_replaces_a_runtime_that_failed_to_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))  # no transcript lookups in the real ~/.claude
-
-    clients: list[FakeClaude] = []
-
-    def factory(options: Any) -> Any:
-        clients.append(FakeClaude(options, fail_connect=not clients))  # only the first one fails
-        return clients[-1]
-
-    agent = ClaudeAcpAgent(client_factory=factory)
-
-    async def go() -> tuple[Wire, str, PromptResponse, PromptResponse]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
-        second = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("two")])
-        return wire, sid, first, second
-
-    wire, sid, first, second = run(go())
-    assert first.field_meta is not None
-    record = read_record(first.field_meta)
-    assert record is not None and first.stop_reason == "end_turn"
-    assert (record.category, record.actions) == (Category.CONNECTION, (Action.NEW_SESSION,))
-    assert "nowhere" not in record.title  # raw exception text never becomes a title
-    assert second.stop_reason == "end_turn" and second.field_meta is None
-    # the first runtime asked for the new session id, the replacement for the same id again
-    assert [c.options.session_id for c in clients] == [sid, sid]
-    assert clients[1].sent[0]["uuid"] != record.id.removesuffix(":error")  # a fresh turn id
-    ledger = agent._sessions[sid].publisher.ledger
-    assert (ledger.runtime, ledger.active) == (1, ())  # replaced: the connection incident recovered
-    assert [type(u).__name__ for _, u in wire.client.updates] == ["AgentMessageChunk"]
+#: the reference's title for this fallback (transcripts/refusal-fallback-ok-notices.frames.jsonl)
+SUMMARY = (
+    "claude-opus-5-5 declined this request (cyber); retried with claude-opus-4-8. "
+    "The session will continue on claude-opus-4-8."
+)
 
 
-def test_agent_rejects_unknown_sessions_and_empty_prompts() -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    agent = ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options))
-
-    async def go() -> list[int]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        codes = []
-        for session_id, text in (("nope", "hi"), (sid, "  ")):
-            with pytest.raises(RequestError) as info:
-                await wire.conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
-            codes.append(info.value.code)
-        with pytest.raises(RequestError) as info:
-            await wire.conn.authenticate(method_id="not-a-method")
-        codes.append(info.value.code)
-        return codes
-
-    assert run(go()) == [-32602, -32602, -32602]
+ANSWER = "Hello from the fake API."
 
 
-def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path) -> None:
-    from lifecycle.agent import ClaudeAcpAgent
-
-    def agent_with(env: dict[str, str]) -> ClaudeAcpAgent:
-        return ClaudeAcpAgent(client_factory=lambda options: FakeClaude(options), env=env)
-
-    async def authenticate(agent: ClaudeAcpAgent) -> int:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        await wire.open()
-        try:
-            await wire.conn.authenticate(method_id="claude-login")
-        except RequestError as err:
-            return err.code
-        return 0
-
-    empty = {"CLAUDE_CONFIG_DIR": str(tmp_path), "HOME": str(tmp_path)}
-    expected = 0 if sys.platform == "darwin" else -32000  # macOS: the keychain is not inspected
-    assert run(authenticate(agent_with(empty))) == expected
-    assert run(authenticate(agent_with({**empty, "ANTHROPIC_API_KEY": "sk-test"}))) == 0
-    (tmp_path / ".credentials.json").write_text("{}")
-    assert run(authenticate(agent_with(empty))) == 0
+#: an Anthropic API key shape ``lifecycle.redaction`` masks (tests/secrets_corpus.py style)
+API_KEY = "sk-ant-api03-" + "Nq7hoK2mP9vL4nR8tW1yB5cH3jF6dG0sA" + "-FAKEfakeFAKE"
 
 
-class ExitingClaude(FakeClaude):
-    """Answers with an error result, then Claude Code exits non-zero: the SDK's ``ResultError``."""
-
-    async def query(self, prompt: Any) -> None:
-        from claude_agent_sdk import ResultMessage
-
-        async for message in prompt:
-            self.sent.append(message)
-        result = dict(subtype="error_during_execution", duration_ms=1, duration_api_ms=1, is_error=True)
-        self.queue.put_nowait(ResultMessage(**result, num_turns=1, session_id="x", errors=["boom"]))  # type: ignore[arg-type]
-        self.queue.put_nowait("exit")
-
-    async def receive_messages(self) -> Any:
-        from claude_agent_sdk import ResultError
-
-        while (message := await self.queue.get()) is not None:
-            if message == "exit":
-                raise ResultError("Claude Code returned an error result: boom", data={}, exit_code=1)
-            yield message
+def fallback(explanation: str | None = EXPLANATION) -> ModelRefusalFallback:
+    return ModelRefusalFallback(
+        original_model=ORIGINAL,
+        fallback_model=FALLBACK,
+        direction="retry",
+        scope="session",
+        category="cyber",
+        explanation=explanation,
+    )
 
 
-def test_claude_code_exiting_after_an_error_result_is_the_runtimes_loss(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """In the agent's streaming mode Claude Code stays up after an error result; the SDK raises
-    ``ResultError`` only when it exited: the turn settles as its result, and the session then
-    holds a connection incident (new_session) until a replacement runtime starts."""
-    from lifecycle.agent import AgentConfig, ClaudeAcpAgent
+def refused_then_answered(explanation: str | None = EXPLANATION) -> list[Step]:
+    return [
+        fallback(explanation),
+        Assistant(text=ANSWER, model=FALLBACK),
+        Result(subtype="success", is_error=False, result=ANSWER),
+    ]
 
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
-    agent = ClaudeAcpAgent(AgentConfig(start_early=False), client_factory=lambda options: ExitingClaude(options))
 
+class NoticesAgent(GlueAgent):
+    """The glue agent whose ledgers plan ACP notices when the test says the client declared them
+    (the SDK's ``ClientCapabilities`` model drops ``session.notices``; a real agent reads it from
+    the raw ``initialize``)."""
+
+    def __init__(self, *, notices: bool, sink: Any = None) -> None:
+        super().__init__(sink=sink)
+        self.notices = notices
+
+    async def new_session(self, cwd: str, **kw: Any) -> NewSessionResponse:
+        assert self.negotiated is not None
+        sid = str(uuid.uuid4())
+        ledger = SessionLedger(sid, negotiated=self.negotiated, epoch=new_epoch(), notices=self.notices)
+        sink = self.sink(self.conn) if self.sink else self.conn
+        self.publishers[sid] = SessionPublisher(sink, ledger)
+        return NewSessionResponse(session_id=sid)
+
+
+def session_updates(wire: Wire) -> list[dict[str, Any]]:
+    return [f for f in wire.frames if f.get("method") == "session/update"]
+
+
+def play(agent: GlueAgent, meta: dict[str, Any] | None, *script: Step) -> tuple[Wire, str, PromptResponse]:
     async def go() -> tuple[Wire, str, PromptResponse]:
-        wire = Wire(agent)  # type: ignore[arg-type]
-        sid = await wire.open()
-        first = await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("one")])
-        for _ in range(200):  # the runtime's loss follows the answer
-            if any(a.category == Category.CONNECTION for a in agent._sessions[sid].publisher.ledger.active):
-                break
-            await asyncio.sleep(0.01)
-        return wire, sid, first
+        wire = Wire(agent)
+        sid = await wire.open(meta)
+        return wire, sid, await wire.prompt(sid, *script)
 
-    _wire, sid, first = run(go())
-    record = read_record(first.field_meta)
-    assert record is not None and first.stop_reason == "end_turn"  # the turn ends as its result
-    ledger = agent._sessions[sid].publisher.ledger
-    (lost,) = [a for a in ledger.active if a.category == Category.CONNECTION]
-    assert lost.recovery.value == "runtime_replaced"  # spec: transport loss stays until replacement
-    # the turn's own failure is the other active one: two incidents, the loss not swallowed
-    assert len(ledger.active) == 2
+    result: tuple[Wire, str, PromptResponse] = run(go())
+    return result
+
+
+@pytest.mark.parametrize("meta", [None, AIR], ids=["notices", "air+notices"])
+def test_a_notices_client_receives_the_exact_notice_frame(meta: dict[str, Any] | None) -> None:
+    agent = NoticesAgent(notices=True)
+    wire, sid, response = play(agent, meta, *refused_then_answered())
+    notice, answer = session_updates(wire)
+    assert notice == {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": sid,
+            "update": {"sessionUpdate": "notice", "severity": "warning", "title": SUMMARY, "description": EXPLANATION},
+        },
+    }
+    assert answer["params"]["update"] == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": ANSWER},
+    }
+    # the notice is neither a record nor a failed send, and the turn ends normally
+    assert response.stop_reason == "end_turn" and response.field_meta is None
+    assert agent.publishers[sid].failed_sends == 0
+    # the SDK client's handler only got the update its schema knows; the notice reached the wire
+    assert [type(u) for _, u in wire.client.updates] == [AgentMessageChunk]
+
+
+def test_a_notice_without_explanation_has_no_description() -> None:
+    wire, _, _ = play(NoticesAgent(notices=True), None, *refused_then_answered(None))
+    (notice, _) = session_updates(wire)
+    assert notice["params"]["update"] == {"sessionUpdate": "notice", "severity": "warning", "title": SUMMARY}
+
+
+def test_other_clients_are_unaffected() -> None:
+    # AIR without notices: the typed record on a session_info_update, through the SDK's model
+    air = NoticesAgent(notices=False)
+    wire, _, response = play(air, AIR, *refused_then_answered())
+    info, answer = session_updates(wire)
+    record = read_record(info["params"]["update"]["_meta"])
+    assert record is not None
+    assert (record.category.value, record.severity.value, record.title, record.details) == (
+        "unknown",
+        "warning",
+        f"{SUMMARY}\n\n{EXPLANATION}",
+        None,
+    )
+    assert answer["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+    assert [type(u) for _, u in wire.client.updates] == [SessionInfoUpdate, AgentMessageChunk]
+    assert response.stop_reason == "end_turn"
+    # legacy: the reference's transcript text, then the answer; nothing typed, no notice
+    legacy = NoticesAgent(notices=False)
+    wire, _, response = play(legacy, None, *refused_then_answered())
+    texts = [f["params"]["update"]["content"]["text"] for f in session_updates(wire)]
+    assert texts == [f"**Model fallback:** {SUMMARY}\n\n{EXPLANATION}", ANSWER]
+    assert "notice" not in json.dumps(wire.frames) and "jetbrains" not in json.dumps(wire.frames)
+    assert [type(u) for _, u in wire.client.updates] == [AgentMessageChunk, AgentMessageChunk]
+
+
+def test_a_notice_is_masked_like_every_other_text() -> None:
+    leaky = f"Declined; the request carried {API_KEY} in its body."
+    wire, _, _ = play(NoticesAgent(notices=True), None, *refused_then_answered(leaky))
+    (notice, _) = session_updates(wire)
+    description = notice["params"]["update"]["description"]
+    assert API_KEY not in json.dumps(wire.frames)
+    assert description.startswith("Declined; the request carried ") and description.endswith(" in its body.")
+
+
+def test_a_connection_without_a_raw_sender_fails_the_send_and_commits_nothing() -> None:
+    class ModelsOnly:
+        """A sink that can only send SDK models (no ``send_notification``, no ``_conn``)."""
+
+        def __init__(self, conn: Any) -> None:
+            self.inner = conn
+
+        async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+            await self.inner.session_update(session_id, update, **kw)
+
+    agent = NoticesAgent(notices=True, sink=ModelsOnly)
+    wire, sid, response = play(agent, None, *refused_then_answered())
+    assert [f["params"]["update"]["sessionUpdate"] for f in session_updates(wire)] == ["agent_message_chunk"]
+    assert agent.publishers[sid].failed_sends == 1
+    assert response.stop_reason == "end_turn"
+
+
+GOOD = {"sessionUpdate": "notice", "severity": "info", "title": "t"}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {**GOOD, "severity": "fatal"},
+        {**GOOD, "severity": "WARNING"},
+        {**GOOD, "title": 3},
+        {k: v for k, v in GOOD.items() if k != "title"},
+        {**GOOD, "description": ["x"]},
+        {**GOOD, "sessionUpdate": "notices"},
+        {**GOOD, "details": "not a notice field"},
+        {**GOOD, "_meta": "not an object"},
+    ],
+)
+def test_the_notice_model_is_strict(bad: dict[str, Any]) -> None:
+    with pytest.raises(pydantic.ValidationError):
+        notice_update(bad)
+
+
+def test_the_notice_model_round_trips_the_wire_shape() -> None:
+    full = {**GOOD, "severity": "error", "description": "d", "_meta": {"vendor": [1, None]}}
+    assert notice_update(full).to_wire() == full
+    assert notice_update(GOOD).to_wire() == GOOD
+    assert isinstance(notice_update(GOOD), AcpNotice)
+
+
+def test_every_other_update_keeps_the_sdks_validation() -> None:
+    # the SDK's schema has no notice (why the publisher sends it raw) ...
+    with pytest.raises(pydantic.ValidationError):
+        acp_update(GOOD)
+    # ... and still rejects a malformed update of a kind it knows
+    with pytest.raises(pydantic.ValidationError):
+        acp_update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text"}})
+
+
+class FirstNoticeCorrupted:
+    """A ledger stand-in: the real ledger, except that the first notice it plans comes out with an
+    invalid severity (the ledger itself never plans one; this checks the publisher's own check)."""
+
+    def __init__(self, ledger: SessionLedger) -> None:
+        self._ledger = ledger
+        self.corrupted = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+    def next_outbound(self) -> Any:
+        out = self._ledger.next_outbound()
+        if self.corrupted == 0 and isinstance(out, SessionUpdateOut) and out.update["sessionUpdate"] == "notice":
+            self.corrupted += 1
+            return replace(out, update={**out.update, "severity": "loud"})
+        return out
+
+
+def test_an_invalid_notice_fails_its_send_and_the_next_one_goes_out() -> None:
+    """A notice the publisher cannot check is not sent (and not committed); the session goes on."""
+
+    class Planted(NoticesAgent):
+        async def new_session(self, cwd: str, **kw: Any) -> NewSessionResponse:
+            response = await super().new_session(cwd, **kw)
+            pub = self.publishers[response.session_id]
+            self.publishers[response.session_id] = SessionPublisher(self.conn, FirstNoticeCorrupted(pub.ledger))  # type: ignore[arg-type]
+            return response
+
+    agent = Planted(notices=True)
+    wire, sid, response = play(agent, None, fallback(), *refused_then_answered())
+    updates = [f["params"]["update"] for f in session_updates(wire)]
+    assert [(u["sessionUpdate"], u.get("severity")) for u in updates] == [
+        ("notice", "warning"),
+        ("agent_message_chunk", None),
+    ]
+    assert agent.publishers[sid].failed_sends == 1
+    assert response.stop_reason == "end_turn"

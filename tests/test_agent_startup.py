@@ -1,5 +1,6 @@
 """``lifecycle acp`` answers ``initialize`` before the SDKs are imported (lifecycle.agent.startup):
-the fast answer is exactly the SDK-based handler's, and nothing heavy is imported before it."""
+the fast answer is exactly the SDK-based handler's, and nothing heavy is imported before it; the
+log processor it installs (``_redact_log_fields``) redacts and bounds every field."""
 
 from __future__ import annotations
 
@@ -214,3 +215,26 @@ def test_nothing_heavy_is_imported_before_initialize_is_answered() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_log_fields_are_redacted_and_bounded() -> None:
+    import io
+
+    import structlog
+
+    from lifecycle.agent import _redact_log_fields
+    from lifecycle.log import configure_logging
+
+    out = io.StringIO()
+    saved = structlog.get_config()
+    try:
+        configure_logging(out)
+        structlog.configure(processors=[_redact_log_fields, *structlog.get_config()["processors"]])
+        structlog.get_logger("t").info(
+            "agent.initialize", client="curl -H 'Authorization: Bearer abcdef123456' /home/bob", big="x" * 5000
+        )
+    finally:
+        structlog.configure(**saved)
+    line = json.loads(out.getvalue())
+    assert "abcdef123456" not in line["client"] and "/home/bob" not in line["client"]
+    assert len(line["big"]) <= 501 and line["event"] == "agent.initialize"

@@ -1,20 +1,15 @@
-"""The predicted next prompt (``lifecycle.agent.suggestions``, the SDK edge in
-``lifecycle.agent.adopt``): the reference adapter 0.101.0's rules (``prompt-suggestions.js`` and
-its call sites in ``acp-agent.js``), with the wire shapes written out as literals. The e2e test on
-the real CLI is ``tests/e2e/test_prompt_suggestions.py``."""
+"""The predicted next prompt (``lifecycle.agent.suggestions``; the SDK edge in
+``lifecycle.agent.adopt``: ``test_agent_adopt.py``): the reference adapter 0.101.0's rules
+(``prompt-suggestions.js`` and its call sites in ``acp-agent.js``), with the wire shapes written out
+as literals. The e2e test on the real CLI is ``tests/e2e/test_prompt_suggestions.py``."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ClaudeAgentOptions
-from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
-from lifecycle.agent.adopt import AdoptingTransport, SuggestingClient
 from lifecycle.agent.messages import read
 from lifecycle.agent.suggestions import PromptSuggestion, PromptSuggestions
 from lifecycle.negotiation import ClientState
@@ -93,55 +88,6 @@ def test_only_a_client_that_declared_air_shows_them(caps: object, capable: bool)
 def test_a_message_without_a_text_is_a_prediction_of_nothing() -> None:
     assert PromptSuggestion.from_raw({"type": "prompt_suggestion", "suggestion": 7}) == PromptSuggestion("")
     assert PromptSuggestion.from_raw({"type": "prompt_suggestion", "suggestion": "go"}) == PromptSuggestion("go")
-
-
-INITIALIZE = {"type": "control_request", "request_id": "req_1_ab", "request": {"subtype": "initialize", "hooks": None}}
-
-
-def _written(monkeypatch: pytest.MonkeyPatch, enabled: bool, *lines: dict[str, Any]) -> list[dict[str, Any]]:
-    sent: list[str] = []
-
-    async def write(self: SubprocessCLITransport, data: str) -> None:
-        sent.append(data)
-
-    monkeypatch.setattr(SubprocessCLITransport, "write", write)
-    transport = AdoptingTransport(ClaudeAgentOptions(cwd="/w"), prompt_suggestions=enabled)
-
-    async def go() -> None:
-        for line in lines:
-            await transport.write(json.dumps(line) + "\n")
-
-    asyncio.run(go())
-    assert all(data.endswith("\n") and data.count("\n") == 1 for data in sent)
-    return [json.loads(data) for data in sent]
-
-
-def test_the_sdks_initialize_asks_for_predictions_only_when_the_client_shows_them(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    user = {"type": "user", "message": {"role": "user", "content": '{"subtype": "initialize"}'}}
-    asked = _written(monkeypatch, True, INITIALIZE, user, INITIALIZE)
-    assert asked[0] == {**INITIALIZE, "request": {"subtype": "initialize", "hooks": None, "promptSuggestions": True}}
-    assert asked[1:] == [user, INITIALIZE]  # nothing else is touched, and only the first initialize
-    assert _written(monkeypatch, False, INITIALIZE) == [INITIALIZE]
-
-
-def test_the_client_hands_on_the_prediction_the_sdk_would_drop() -> None:
-    class Query:
-        async def receive_messages(self) -> Any:
-            yield {"type": "prompt_suggestion", "suggestion": "run it", "uuid": "u", "session_id": "s"}
-            yield {"type": "no_such_type"}
-            yield {"type": "rate_limit_event", "rate_limit_info": {"status": "allowed"}, "uuid": "u", "session_id": "s"}
-
-    client = SuggestingClient(ClaudeAgentOptions())
-    client._query = Query()
-
-    async def go() -> list[Any]:
-        return [m async for m in client.receive_messages()]
-
-    first, second = asyncio.run(go())
-    assert first == PromptSuggestion("run it")
-    assert type(second).__name__ == "RateLimitEvent"
 
 
 def test_a_prediction_goes_out_through_the_publisher_masked_like_transcript_prose() -> None:

@@ -319,3 +319,88 @@ SANDBOX_ADVICE = (
 def test_the_sandbox_switch_survives_and_real_env_values_do_not(text: str, expected: str) -> None:
     assert redact(text) == expected
     assert "sk-" not in redact(text)
+
+
+URL_PASSWORD_TEXT = (
+    "upstream https://carol:hunter2pass@gw.internal/v1 refused; later: cookie hunter2pass, again hunter2pass."
+)
+
+
+#: (text, what redact() and mask_credentials() make of it): the credential wherever it recurs,
+#: nothing else; an environment assignment is named as such by redact() (docs/security.md).
+C = "[redacted credential]"
+
+
+RECURRING = [
+    (
+        URL_PASSWORD_TEXT,
+        f"upstream https://{C}@gw.internal/v1 refused; later: cookie {C}, again {C}.",
+        f"upstream https://{C}@gw.internal/v1 refused; later: cookie {C}, again {C}.",
+    ),
+    (
+        "Authorization: Bearer tok3nV4lue99 was sent; the gateway logged tok3nV4lue99",
+        f"Authorization: Bearer {C} was sent; the gateway logged {C}",
+        f"Authorization: Bearer {C} was sent; the gateway logged {C}",
+    ),
+    (
+        '{"api_key": "s3cr3t-value"} ... retried with s3cr3t-value',
+        f'{{"api_key": "{C}"}} ... retried with {C}',
+        f'{{"api_key": "{C}"}} ... retried with {C}',
+    ),
+    (
+        "ANTHROPIC_AUTH_TOKEN=abc-def-123456 and abc-def-123456 again",
+        f"ANTHROPIC_AUTH_TOKEN=[redacted env] and {C} again",
+        f"ANTHROPIC_AUTH_TOKEN={C} and {C} again",
+    ),
+    (
+        "Authorization: Basic dXNlcjpwYXNz; the proxy saw dXNlcjpwYXNz",
+        f"Authorization: Basic {C}; the proxy saw {C}",
+        f"Authorization: Basic {C}; the proxy saw {C}",
+    ),
+    (
+        "curl -u admin:Sw0rdfish! failed: Sw0rdfish! rejected",
+        f"curl -u {C}! failed: {C}! rejected",
+        f"curl -u {C}! failed: {C}! rejected",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "redacted", "masked"), RECURRING)
+def test_a_secret_found_once_is_masked_at_every_occurrence(text: str, redacted: str, masked: str) -> None:
+    from lifecycle.redaction import mask_credentials, redact
+
+    assert (redact(text), mask_credentials(text)) == (redacted, masked)
+    assert (redact(redacted), mask_credentials(masked)) == (redacted, masked)  # a second pass changes nothing
+
+
+def test_recurrence_spares_placeholders_short_values_and_numbers() -> None:
+    from lifecycle.redaction import redact
+
+    assert redact("password=redacted, and redacted") == "password=[redacted credential], and [redacted credential]"
+    assert redact("password=abc and abc") == "password=[redacted credential] and abc"  # too short to chase
+    assert redact("otp=12345678 and 12345678 items") == "otp=[redacted credential] and 12345678 items"
+
+
+def test_a_secret_recurs_across_the_texts_of_a_session() -> None:
+    from lifecycle.redaction import SecretMemory
+
+    memory = SecretMemory(limit=2)
+    assert memory.mask("https://carol:hunter2pass@gw.internal/v1") == "https://[redacted credential]@gw.internal/v1"
+    assert memory.redact("cookie hunter2pass") == "cookie [redacted credential]"
+    assert memory.mask("plain text") == "plain text"
+    memory.mask("password=first-secret1 password=second-secret2")
+    assert "hunter2pass" in memory.mask("hunter2pass")  # the oldest was forgotten (limit 2)
+
+
+def test_prose_keeps_everything_but_credentials() -> None:
+    from lifecycle.redaction import mask_credentials
+
+    prose = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/bob/app.py", line 3, in f\n'
+        "ValueError: bad\n"
+        "token = get_token()\napi_key = os.environ['KEY']\npassword = None\nDEBUG=1 in ~/.config\n"
+    )
+    assert mask_credentials(prose) == prose
+    assert mask_credentials('password = "hunter2"') == 'password = "[redacted credential]"'
+    assert mask_credentials("x-api-key: abc123def456") == "x-api-key: [redacted credential]"

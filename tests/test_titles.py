@@ -321,3 +321,37 @@ def test_a_first_line_over_256_characters_is_no_title() -> None:
     assert split_notice_text("x" * 257 + "\nmore", FALLBACK) == (FALLBACK, "x" * 257 + "\nmore")
     assert split_notice_text("**" + "x" * 256 + "**", FALLBACK) == ("x" * 256, None)  # measured without markers
     assert split_notice_text("x" * 256 + "   \nmore", FALLBACK) == ("x" * 256, "more")  # and trailing blanks
+
+
+def test_header_lines_are_never_title_material() -> None:
+    from lifecycle.titles import present, strip_headers
+
+    text = (
+        "API Error: 400 bad request\nPOST /v1/messages?beta=true HTTP/1.1\nHost: 127.0.0.1:4242\n"
+        "User-Agent: claude-cli/2.1.332\nX-Stainless-Lang: js\nAuthorization: Bearer abc123def456ghi\n"
+        "anthropic-version: 2023-06-01\nDate: Tue, 01 Dec 2026\nthe gateway refused abc123def456ghi"
+    )
+    assert present(text, "error_result") == (
+        "API Error: 400 bad request\nthe gateway refused [redacted credential]",
+        None,
+    )
+    # JSON-escaped line breaks, and header pairs quoted inside other text
+    assert strip_headers("failed\\nHost: a:1\\nUser-Agent: b\\nreason") == "failed\\nreason"
+    assert strip_headers('{"msg": "no", "headers": {"user-agent": "x/1", "X-Request-Id": "r1"}}') == (
+        '{"msg": "no", "headers": {}}'
+    )
+    # Claude's own words that merely look like "Name: value" stay
+    for kept in ("API Error: 529 Overloaded", "Warning: the thing", "Request ID: req_011", "Token: expired"):
+        assert strip_headers(kept) == kept
+    assert present("Host: a\nUser-Agent: b", "error_result")[0].startswith("Claude Code reported an error")
+
+
+def test_the_connection_fallbacks_say_what_happens_next() -> None:
+    from lifecycle.conditions import CONDITIONS
+    from lifecycle.titles import FALLBACK_TITLES
+    from lifecycle.wire import Action
+
+    for key in ("query_error", "worker_shutdown"):
+        assert "Send a message to restart it" in FALLBACK_TITLES[key]
+        assert CONDITIONS[key].actions == (Action.NEW_SESSION,)  # the spec's action stays offered
+        assert CONDITIONS[key].recovery.value == "runtime_replaced"

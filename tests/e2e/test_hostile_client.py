@@ -6,7 +6,8 @@ bundled Claude Code CLI against the fake Anthropic API on 127.0.0.1, whose error
 the request back (``fakeapi.echo_reply``: every request header, the gateway token, an upstream
 API key, a ``user:password@host`` URL, the password again in prose, a home path and a stack
 trace). One test per item of the hardening issue; the in-process counterparts (every
-interleaving of a cancel, the transport's guards one by one) are in ``tests/test_hardening.py``.
+interleaving of a cancel, the transport's guards one by one) are in ``tests/test_agent_session.py``
+and ``tests/test_agent_transport.py``.
 """
 
 from __future__ import annotations

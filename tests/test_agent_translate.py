@@ -1,4 +1,5 @@
-"""Issue 32, point 2: every ``RateLimitEvent`` reaches the client as data, without processes.
+"""The translation lane (:mod:`lifecycle.agent.translate`). Issue 32, point 2: every ``RateLimitEvent``
+reaches the client as data, without processes.
 
 :func:`lifecycle.agent.translate.translate` on the real ``claude_agent_sdk`` classes: one
 ``usage_update`` step, sent before the turn's first usage too (the reference drops it then,

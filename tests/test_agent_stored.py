@@ -1,0 +1,54 @@
+"""Claude Code's stored sessions as the agent reads them (:mod:`lifecycle.agent.stored`), in process:
+the tolerant load (a transcript the SDK cannot decode, read line by line) builds exactly what the
+SDK's ``get_session_messages`` builds, on every transcript recorded from the real CLI (differential).
+The load of a damaged transcript through the real agent and CLI: ``e2e/test_bad_bytes.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, documented_count
+from e2e.claude_cli import sanitize_path
+
+#: the real CLI's transcripts recorded in this repository (tests/fixtures/README.md)
+TRANSCRIPTS = sorted(FIXTURES.glob("*.transcript.jsonl"))
+
+
+def test_the_fixtures_hold_every_documented_transcript() -> None:
+    assert len(TRANSCRIPTS) == documented_count("transcripts")
+
+
+@pytest.mark.parametrize("recorded", TRANSCRIPTS, ids=lambda p: p.name.split(".")[0])
+def test_differential_the_tolerant_load_builds_what_get_session_messages_builds(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (the agent's fallback against the SDK's own reader, on transcripts both can
+    read): the messages built from :func:`read_transcript`'s lines equal ``get_session_messages``'s."""
+    import claude_agent_sdk
+
+    import lifecycle.agent as agent_module
+    from lifecycle.agent.stored import stored_messages
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    sid = str(uuid.uuid4())
+    folder = tmp_path / "config" / "projects" / sanitize_path(os.path.realpath(cwd))
+    folder.mkdir(parents=True)
+    (folder / f"{sid}.jsonl").write_bytes(recorded.read_bytes())
+    expected = claude_agent_sdk.get_session_messages(sid, directory=str(cwd))
+    assert expected  # every recording holds at least its prompt
+
+    def undecodable(session_id: str, directory: str) -> Any:
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+
+    monkeypatch.setattr(agent_module, "get_session_messages", undecodable)
+    got, read = asyncio.run(stored_messages(sid, str(cwd)))
+    assert got == expected
+    assert read is not None and (read.skipped, read.repaired) == ((), ())
