@@ -20,16 +20,16 @@ The developer tools (explorer, mutants, benchmark, diagrams) are not part of thi
 the repository's ``workshop`` package (``python -m workshop``), which no wheel carries.
 
 This module re-exports the core's public API; the edges, the agent and the kit are imported by
-their own names. The two machine classes (``IncidentMachine``, ``SessionFlow``) are re-exported
-lazily: python-statemachine is imported when a ledger first asks a machine (or when either name is
-read), not by ``import lifecycle``.
+their own names. ``import lifecycle`` loads the wire record (``wire``, with pydantic: every
+adapter sends it) and the errors; every other re-export is loaded when it is first read (PEP 562,
+``_LAZY``), each from the module that defines it, so a name's first read costs its module's import
+(``python -m workshop bench``'s ``imports.first_use_s`` counts it). The two machine classes
+(``IncidentMachine``, ``SessionFlow``) are among them: python-statemachine is imported when a
+ledger first asks a machine (or when either name is read), not by ``import lifecycle``.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from .answers import Incident, MachineAnswers
-from .client import ClientProjection, Entry
-from .conditions import CONDITIONS, Condition, Recovery
 from .errors import (
     LifecycleError,
     LocalProtocolError,
@@ -38,38 +38,68 @@ from .errors import (
     PendingDeliveryError,
     RemoteProtocolError,
 )
-from .events import (
-    ApiRetry,
-    Assistant,
-    AuthStatus,
-    Cancelled,
-    Event,
-    HistoryEntry,
-    HistoryLoaded,
-    Informational,
-    InternalError,
-    McpServerNotStarted,
-    ModelFallback,
-    ModelRefusalFallback,
-    ModelRefusalNoFallback,
-    Outbound,
-    PermissionAnswered,
-    PermissionAsked,
-    PromptErrorOut,
-    PromptResponseOut,
-    PromptStarted,
-    QueryEnded,
-    QueryError,
-    RateLimitWindow,
-    Result,
-    RuntimeReplaced,
-    SessionUpdateOut,
-    WorkerShuttingDown,
-)
-from .ids import IdKind, IncidentId, parse_id
-from .ledger import ActiveIncident, SessionLedger, TurnView
-from .negotiation import negotiate
 from .wire import Action, Category, SessionFailure, Severity, attach_record, read_record
+
+if TYPE_CHECKING:
+    from .answers import Incident, MachineAnswers
+    from .client import ClientProjection, Entry
+    from .conditions import CONDITIONS, Condition, Recovery
+    from .events import (
+        ApiRetry,
+        Assistant,
+        AuthStatus,
+        Cancelled,
+        Event,
+        HistoryEntry,
+        HistoryLoaded,
+        Informational,
+        InternalError,
+        McpServerNotStarted,
+        ModelFallback,
+        ModelRefusalFallback,
+        ModelRefusalNoFallback,
+        Outbound,
+        PermissionAnswered,
+        PermissionAsked,
+        PromptErrorOut,
+        PromptResponseOut,
+        PromptStarted,
+        QueryEnded,
+        QueryError,
+        RateLimitWindow,
+        Result,
+        RuntimeReplaced,
+        SessionUpdateOut,
+        WorkerShuttingDown,
+    )
+    from .ids import IdKind, IncidentId, parse_id
+    from .incident import IncidentMachine
+    from .ledger import ActiveIncident, SessionLedger, TurnView
+    from .negotiation import negotiate
+    from .session_flow import SessionFlow
+
+#: The re-exports loaded on first access (PEP 562), by the module that defines them: ``import
+#: lifecycle`` loads the record (:mod:`.wire`, with pydantic) and the errors only.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("Incident", "MachineAnswers"), "answers"),
+    **dict.fromkeys(("ClientProjection", "Entry"), "client"),
+    **dict.fromkeys(("CONDITIONS", "Condition", "Recovery"), "conditions"),
+    **dict.fromkeys(
+        (
+            "ApiRetry", "Assistant", "AuthStatus", "Cancelled", "Event", "HistoryEntry", "HistoryLoaded",
+            "Informational", "InternalError", "McpServerNotStarted", "ModelFallback", "ModelRefusalFallback",
+            "ModelRefusalNoFallback", "Outbound", "PermissionAnswered", "PermissionAsked", "PromptErrorOut",
+            "PromptResponseOut", "PromptStarted", "QueryEnded", "QueryError", "RateLimitWindow", "Result",
+            "RuntimeReplaced", "SessionUpdateOut", "WorkerShuttingDown",
+        ),
+        "events",
+    ),
+    **dict.fromkeys(("IdKind", "IncidentId", "parse_id"), "ids"),
+    "IncidentMachine": "incident",
+    **dict.fromkeys(("ActiveIncident", "SessionLedger", "TurnView"), "ledger"),
+    "negotiate": "negotiation",
+    "SessionFlow": "session_flow",
+}
 
 __all__ = [
     "CONDITIONS",
@@ -130,19 +160,51 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:
-    from .incident import IncidentMachine
-    from .session_flow import SessionFlow
+def _module(name: str) -> Any:
+    """Core module ``name`` of :data:`_LAZY`, imported (by name: no dynamic import in the core)."""
+    if name == "answers":
+        from . import answers
+
+        return answers
+    if name == "client":
+        from . import client
+
+        return client
+    if name == "conditions":
+        from . import conditions
+
+        return conditions
+    if name == "events":
+        from . import events
+
+        return events
+    if name == "ids":
+        from . import ids
+
+        return ids
+    if name == "incident":
+        from . import incident
+
+        return incident
+    if name == "ledger":
+        from . import ledger
+
+        return ledger
+    if name == "negotiation":
+        from . import negotiation
+
+        return negotiation
+    from . import session_flow
+
+    return session_flow
+
 
 def __getattr__(name: str) -> Any:
-    # The two public names whose modules import python-statemachine, loaded on first access.
-    value: Any
-    if name == "IncidentMachine":
-        from .incident import IncidentMachine as value
-    elif name == "SessionFlow":
-        from .session_flow import SessionFlow as value
-    else:
+    # A re-export of :data:`_LAZY`, imported on first access and kept.
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'lifecycle' has no attribute {name!r}")
+    value = getattr(_module(module), name)
     globals()[name] = value
     return value
 

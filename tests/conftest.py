@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 #: The recorded Claude Code CLI runs (tests/fixtures/README.md says where they came from).
-FIXTURES = ROOT / "tests" / "fixtures" / "claude-cli-2.1.332"
+FIXTURES = ROOT / "tests" / "fixtures" / "claude-cli-2.1.337"
 #: The public conformance cases, their checker, runner and format (tests/conformance/README.md).
 CONFORMANCE = ROOT / "tests" / "conformance"
 

@@ -1,7 +1,7 @@
 """Expectations that two test files read: written out by hand, never computed from the code under test.
 
 * :data:`EXPECTED`, :data:`RETRY_CATEGORY`, :func:`_title_ok`: the final record (category, actions,
-  title) of each recorded failing turn of ``fixtures/claude-cli-2.1.332`` and the category of its
+  title) of each recorded failing turn of ``fixtures/claude-cli-2.1.337`` and the category of its
   retry warnings, each value with its basis (a verbatim spec quote or "project decision: ...").
   ``test_claude.py`` checks the recordings and the quotes against them; ``e2e/test_cli_lifecycle.py``
   checks the live CLI runs against the same table (imported, not copied).
@@ -61,7 +61,7 @@ class Expect:
 
 
 # scenario -> the final record, or None when the turn succeeds. Titles are what the CLI said
-# (tests/fixtures/claude-cli-2.1.332/README.md, section A).
+# (tests/fixtures/claude-cli-2.1.337, section A of claude-cli-2.1.332/README.md).
 EXPECTED: dict[str, Expect | None] = {
     "success": None,
     "max_tokens_once": None,
@@ -91,7 +91,7 @@ EXPECTED: dict[str, Expect | None] = {
     "usage_limit_gateway": Expect(
         "limit",
         [],
-        "You've hit your 5-hour limit · resets 4:06pm (UTC)",
+        "You've hit your 5-hour limit · resets 5pm (UTC)",
         (SPEC_CATEGORY_LIMIT, SPEC_ACTION_NONE, SPEC_TITLE),
     ),
     "http529": Expect(

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import subprocess
 import sys
@@ -42,7 +43,7 @@ from lifecycle.agent.launch import (
     initial_settings,
     launch_early,
 )
-from lifecycle.agent.modes import SessionSettings
+from lifecycle.agent.modes import MODE_IDS, SessionSettings
 from lifecycle.agent.transport import StdioTransport
 
 CLI = "/opt/claude-code/claude"
@@ -85,18 +86,64 @@ CASES: dict[str, tuple[AgentConfig, SessionSettings, bool, dict[str, Any] | None
 }
 
 
+def first_difference(ours: list[str] | None, theirs: list[str]) -> str | None:
+    """None when the two command lines are the same, else the first argument where they differ
+    (its position, ours and the SDK's)."""
+    if ours is None:
+        return "cli_argv renders no command line (no early launch) for options the agent sets"
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=False)):
+        if a != b:
+            return f"argument {i}: early launch {a!r}, SDK {b!r}"
+    if len(ours) != len(theirs):
+        i = min(len(ours), len(theirs))
+        extra = ours[i:] if len(ours) > len(theirs) else theirs[i:]
+        side = "early launch" if len(ours) > len(theirs) else "SDK"
+        return f"argument {i}: only the {side} has {extra[0]!r}"
+    return None
+
+
+def test_first_difference_names_the_argument() -> None:
+    # The counter-example: a check that could pass vacuously must fail on a real difference.
+    differs = first_difference(["c", "--model", "x"], ["c", "--model=x"])
+    assert differs == "argument 1: early launch '--model', SDK '--model=x'"
+    assert first_difference(["c"], ["c", "--verbose"]) == "argument 1: only the SDK has '--verbose'"
+    assert first_difference(["c", "--v"], ["c", "--v"]) is None
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_command_line_is_the_sdks(name: str) -> None:
     config, settings, resume, mcp = CASES[name]
     kw = cli_options(config, settings, cwd="/work/project", session_id=SID, resume=resume, mcp_servers=mcp)
     cli = config.cli_path or CLI
-    assert cli_argv(cli, kw) == sdk_argv(kw)
+    assert first_difference(cli_argv(cli, kw), sdk_argv(kw)) is None
+
+
+def test_every_option_combination_is_the_sdks() -> None:
+    """Every value the agent's options take (each mode of ``MODE_IDS`` as the session's and as its
+    settings' own, a model, an effort, bypass allowed, resume, AgentConfig's max_turns and
+    cli_path, MCP servers): the early launch's command line is the SDK's for every combination of what the agent sets
+    (4 608 of them); a difference fails naming the first differing argument and the combination."""
+    combos = itertools.product(
+        MODE_IDS, MODE_IDS, ("default", "haiku"), ("default", "high"), (False, True), (False, True),
+        (None, 3), (None, "/usr/local/bin/claude"), (None, MCP),
+    )  # fmt: skip
+    checked = 0
+    for mode, own, model, effort, bypass, resume, turns, path, mcp in combos:
+        settings = SessionSettings(mode=mode, settings_mode=own, model=model, effort=effort, allow_bypass=bypass)
+        config = AgentConfig(max_turns=turns, cli_path=path)
+        kw = cli_options(config, settings, cwd="/work/project", session_id=SID, resume=resume, mcp_servers=mcp)
+        differs = first_difference(cli_argv(path or CLI, kw), sdk_argv(kw))
+        assert differs is None, f"{differs} (options {sorted(kw)}, mode {mode}, settings mode {own})"
+        checked += 1
+    assert checked == len(MODE_IDS) ** 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2
 
 
 def test_the_default_command_line_written_out() -> None:
+    # claude-agent-sdk 0.2.190's _build_command: valued options as one --flag=value argument,
+    # the fixed stream-json values as two.
     kw = cli_options(AgentConfig(), SessionSettings(), cwd="/work/project", session_id=SID, resume=False)
     assert cli_argv(CLI, kw) == [
-        CLI, "--output-format", "stream-json", "--verbose", "--permission-prompt-tool", "stdio",
+        CLI, "--output-format", "stream-json", "--verbose", "--permission-prompt-tool=stdio",
         f"--session-id={SID}", "--include-partial-messages", "--setting-sources=user,project,local",
         "--input-format", "stream-json",
     ]  # fmt: skip

@@ -260,13 +260,13 @@ def _versions(monkeypatch: pytest.MonkeyPatch, **installed: str | None) -> None:
 
 
 def test_a_wrong_version_fails_naming_the_installed_and_the_supported(monkeypatch: pytest.MonkeyPatch) -> None:
-    _versions(monkeypatch, claude_agent_sdk="0.2.190")
+    _versions(monkeypatch, claude_agent_sdk="0.2.189")  # the previous pin
     with pytest.raises(SdkMismatch) as caught:
         sdk.check_versions()
     (mismatch,) = caught.value.mismatches
-    assert (mismatch.distribution, mismatch.installed, mismatch.supported) == (CLAUDE_SDK, "0.2.190", "==0.2.189")
+    assert (mismatch.distribution, mismatch.installed, mismatch.supported) == (CLAUDE_SDK, "0.2.189", "==0.2.190")
     text = str(caught.value)
-    assert "claude-agent-sdk 0.2.190 is installed" in text and "claude-agent-sdk==0.2.189" in text
+    assert "claude-agent-sdk 0.2.189 is installed" in text and "claude-agent-sdk==0.2.190" in text
 
 
 def test_both_sdks_wrong_or_missing_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -322,7 +322,7 @@ def test_the_check_passes_once_and_is_kept(fresh_seam: None) -> None:
 
 def test_no_error_text_carries_a_path(monkeypatch: pytest.MonkeyPatch, fresh_seam: None) -> None:
     monkeypatch.delattr(SubprocessCLITransport, "_find_cli")
-    _versions(monkeypatch, claude_agent_sdk="0.2.190")
+    _versions(monkeypatch, claude_agent_sdk="0.2.189")
     for check in (sdk.check_versions, sdk.check_names):
         with pytest.raises(SdkMismatch) as caught:
             check()
@@ -377,10 +377,10 @@ def test_lifecycle_acp_on_a_wrong_sdk_answers_every_request_with_the_versions_an
     for answer in answers[1:]:
         message = answer["error"]["message"]
         assert answer["error"]["code"] == -32603
-        assert "claude-agent-sdk 0.3.0 is installed; lifecycle acp supports claude-agent-sdk==0.2.189" in message
+        assert "claude-agent-sdk 0.3.0 is installed; lifecycle acp supports claude-agent-sdk==0.2.190" in message
     logged = [json.loads(line) for line in res.stderr.splitlines() if line.startswith("{")]
     (mismatch,) = [e for e in logged if e.get("event") == "agent.sdk_mismatch"]
-    assert (mismatch["sdk"], mismatch["installed"], mismatch["supported"]) == (CLAUDE_SDK, "0.3.0", "==0.2.189")
+    assert (mismatch["sdk"], mismatch["installed"], mismatch["supported"]) == (CLAUDE_SDK, "0.3.0", "==0.2.190")
     assert mismatch["level"] == "error"
 
 
@@ -395,7 +395,7 @@ def test_a_refusal_stops_on_sigint_and_raises(monkeypatch: pytest.MonkeyPatch) -
     async def go() -> None:
         interrupted = asyncio.Event()
         interrupted.set()
-        mismatch = SdkMismatch((sdk.Mismatch(CLAUDE_SDK, "0.3.0", "==0.2.189"),))
+        mismatch = SdkMismatch((sdk.Mismatch(CLAUDE_SDK, "0.3.0", "==0.2.190"),))
         with pytest.raises(SdkMismatch):
             await startup._SdkRefusal(mismatch).refuse(Waiting(), None, interrupted)  # type: ignore[arg-type]
 

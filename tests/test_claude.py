@@ -1,6 +1,6 @@
-"""The Claude SDK edge against what the real CLI 2.1.332 emitted under injected API faults.
+"""The Claude SDK edge against what the real CLI 2.1.337 emitted under injected API faults.
 
-The recordings (tests/fixtures/claude-cli-2.1.332/*.sdk.jsonl, see tests/fixtures/README.md) are
+The recordings (tests/fixtures/claude-cli-2.1.337/*.sdk.jsonl, see tests/fixtures/README.md) are
 every message ``claude_agent_sdk.query()`` yielded, then the exception it raised. They are rebuilt
 into the SDK's own classes, translated, and fed through a ledger; the records must carry the
 category and actions in :data:`expected.EXPECTED` (tests/expected.py), with Claude's own text as

@@ -1,5 +1,5 @@
 """``lifecycle replay`` (``lifecycle/cli/replay.py``): on the real CLI's transcripts
-(tests/fixtures/claude-cli-2.1.332; tests/fixtures/README.md), and its byte pre-filter against a
+(tests/fixtures/claude-cli-2.1.337; tests/fixtures/README.md), and its byte pre-filter against a
 full parse on the lines that fool it.
 
 Contract parity, item 10 (docs/parity/reference-behaviour.md, "Replay pre-filter"): the reference
@@ -24,7 +24,7 @@ from conftest import FIXTURES, documented_count
 from lifecycle.cli.replay import find_transcript, replay_lines, replay_stream, replay_transcript
 
 TRANSCRIPTS = sorted(FIXTURES.glob("*.transcript.jsonl"))
-USAGE_LIMIT = {"usage_limit_gateway": "You've hit your 5-hour limit · resets 4:06pm (UTC)"}
+USAGE_LIMIT = {"usage_limit_gateway": "You've hit your 5-hour limit · resets 5pm (UTC)"}
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,7 @@ from session_harness import Session
 from lifecycle import HistoryEntry
 from lifecycle.history import history_entry, load_history, read_transcript, unreadable_notice
 
-HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.332"
+HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.337"
 LIMIT = "You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit"
 
 
@@ -127,7 +127,7 @@ def test_get_session_messages_recordings_are_recognised_without_the_error_fields
     assert all("error" not in f and "isApiErrorMessage" not in f for f in lines)
     s = replay(lines)
     (rec,) = s.records
-    assert rec.title == "You've hit your 5-hour limit · resets 4:06pm (UTC)"
+    assert rec.title == "You've hit your 5-hour limit · resets 5pm (UTC)"
     assert rec.id == f"{lines[0]['uuid']}:error"
 
 

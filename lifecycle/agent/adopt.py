@@ -1,6 +1,6 @@
 """The Claude SDK transport that adopts a Claude Code launched early (:mod:`lifecycle.agent.launch`).
 
-``claude-agent-sdk`` 0.2.189 accepts a custom transport in ``ClaudeSDKClient(options, transport=)``.
+``claude-agent-sdk`` 0.2.190 accepts a custom transport in ``ClaudeSDKClient(options, transport=)``.
 :class:`AdoptingTransport` is its own subprocess transport with one change: ``connect`` takes the
 early process when :meth:`lifecycle.agent.launch.EarlyCli.take` gives it (same command line, same
 directory, still running) and sets up the pipes exactly as the SDK's ``connect`` does after its

@@ -7,7 +7,7 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from ..negotiation import ClientState
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_CAPABILITIES",
     "AUTH_METHOD_ID",
+    "CLI_ENV",
     "MCP_CAPABILITIES",
     "PROMPT_CAPABILITIES",
     "TERMINAL_AUTH_IDS",
@@ -22,6 +23,7 @@ __all__ = [
     "auth_methods",
     "build_parser",
     "claude_cli",
+    "cli_from_env",
     "config_from_args",
 ]
 
@@ -60,7 +62,7 @@ TERMINAL_AUTH_IDS = frozenset(str(m["id"]) for m in _TERMINAL_METHODS)
 def _agent_command() -> tuple[str, list[str]]:
     """The command that starts this agent again (the interpreter running it, ``-m lifecycle.agent``),
     which a client runs in a terminal with a login's ``args``; Claude Code is the one
-    ``LIFECYCLE_ACP_CLI`` names, else the bundled one (:func:`claude_cli`)."""
+    ``LIFECYCLE_ACP_CLI`` or ``CLAUDE_CODE_EXECUTABLE`` names, else the bundled one (:func:`claude_cli`)."""
     import sys
 
     return sys.executable, ["-m", "lifecycle.agent"]
@@ -82,6 +84,19 @@ def auth_methods(client: ClientState) -> list[dict[str, object]]:
             entry["_meta"] = {"terminal-auth": {"command": command, "args": [*prefix, *args], "label": label}}
         methods.append(entry)
     return [*methods, dict(_AGENT_METHOD)]
+
+
+#: The environment variables naming the Claude Code executable, first wins: this agent's own, then
+#: the reference adapter's (``CLAUDE_CODE_EXECUTABLE``, which it passes to its SDK as
+#: ``pathToClaudeCodeExecutable``). ``--cli-path`` overrides both.
+CLI_ENV: Final = ("LIFECYCLE_ACP_CLI", "CLAUDE_CODE_EXECUTABLE")
+
+
+def cli_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Claude Code executable the environment names (:data:`CLI_ENV`, first set wins), None
+    when neither is set (the bundled one then: :func:`claude_cli`)."""
+    env = os.environ if environ is None else environ
+    return next((value for name in CLI_ENV if (value := env.get(name))), None)
 
 
 def claude_cli(cli_path: str | None = None) -> str | None:
@@ -135,7 +150,8 @@ class AgentConfig:
         cwd: working directory for every session, overriding the client's
             [``LIFECYCLE_ACP_CWD``].
         max_turns: Claude's turn limit per prompt [``LIFECYCLE_ACP_MAX_TURNS``].
-        cli_path: the Claude Code executable [``LIFECYCLE_ACP_CLI``]; default: the bundled one.
+        cli_path: the Claude Code executable [``LIFECYCLE_ACP_CLI``, else ``CLAUDE_CODE_EXECUTABLE``];
+            default: the one bundled with ``claude-agent-sdk``.
         permission_mode: Claude's permission mode [``LIFECYCLE_ACP_PERMISSION_MODE``].
         connect_timeout: seconds to wait for Claude Code to start.
         idle_timeout: seconds a prompt waits for a cancelled turn to wind down before the runtime
@@ -171,7 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=os.environ.get("LIFECYCLE_ACP_MODEL"), help="Claude model")
     p.add_argument("--cwd", default=os.environ.get("LIFECYCLE_ACP_CWD"), help="working directory for every session")
     p.add_argument("--max-turns", type=int, default=_env_int("LIFECYCLE_ACP_MAX_TURNS"), help="turn limit per prompt")
-    p.add_argument("--cli-path", default=os.environ.get("LIFECYCLE_ACP_CLI"), help="Claude Code executable")
+    p.add_argument(
+        "--cli-path",
+        default=cli_from_env(),
+        help="Claude Code executable (default: $LIFECYCLE_ACP_CLI, else $CLAUDE_CODE_EXECUTABLE, "
+        "else the bundled one)",
+    )
     p.add_argument(
         "--permission-mode",
         default=os.environ.get("LIFECYCLE_ACP_PERMISSION_MODE"),

@@ -5,7 +5,7 @@ Rules
 -----
 * One home for a session's Claude Code options: :func:`cli_options` (plain values; the agent adds
   its callbacks and builds ``ClaudeAgentOptions`` from them).
-* :func:`cli_argv` and :func:`cli_env` are what ``claude-agent-sdk`` 0.2.189's subprocess
+* :func:`cli_argv` and :func:`cli_env` are what ``claude-agent-sdk`` 0.2.190's subprocess
   transport runs for those options (its command line, :func:`lifecycle.agent.sdk.cli_command`, and ``connect``);
   ``tests/test_agent_launch.py`` compares both with the SDK's own for every option this agent
   sets. An option they do not know makes :func:`cli_argv` answer None: no early launch.
@@ -187,14 +187,16 @@ def cli_argv(cli: str, options: Mapping[str, Any]) -> list[str] | None:
     ``can_use_tool`` callback; None for an option this function does not render."""
     if not _KNOWN.issuperset(options) or options.get("system_prompt") != {"type": "preset", "preset": "claude_code"}:
         return None
+    # 0.2.190: every valued option is one ``--flag=value`` argument, except ``--mcp-config``
+    # (the flag, then the JSON) and the fixed ``stream-json`` values.
     argv = [cli, "--output-format", "stream-json", "--verbose"]
     if options.get("max_turns"):
-        argv += ["--max-turns", str(options["max_turns"])]
+        argv.append(f"--max-turns={options['max_turns']}")
     if options.get("model"):
-        argv += ["--model", str(options["model"])]
-    argv += ["--permission-prompt-tool", "stdio"]  # can_use_tool: questions over the control protocol
+        argv.append(f"--model={options['model']}")
+    argv.append("--permission-prompt-tool=stdio")  # can_use_tool: questions over the control protocol
     if options.get("permission_mode"):
-        argv += ["--permission-mode", str(options["permission_mode"])]
+        argv.append(f"--permission-mode={options['permission_mode']}")
     if options.get("resume"):
         argv.append(f"--resume={options['resume']}")
     if options.get("session_id"):
@@ -211,7 +213,7 @@ def cli_argv(cli: str, options: Mapping[str, Any]) -> list[str] | None:
             return None  # only valueless flags are rendered here
         argv.append(f"--{flag}")
     if options.get("effort") is not None:
-        argv += ["--effort", str(options["effort"])]
+        argv.append(f"--effort={options['effort']}")
     argv += ["--input-format", "stream-json"]
     return argv
 

@@ -77,7 +77,7 @@ ACP_SDK: Final = "agent-client-protocol"
 
 #: The versions this agent supports: ``pyproject.toml``'s pins (``tests/test_agent_sdk.py`` checks
 #: they agree).
-SUPPORTED: Final[Mapping[str, str]] = {CLAUDE_SDK: "==0.2.189", ACP_SDK: ">=0.12,<0.13"}
+SUPPORTED: Final[Mapping[str, str]] = {CLAUDE_SDK: "==0.2.190", ACP_SDK: ">=0.12,<0.13"}
 
 
 @dataclass(frozen=True, slots=True)

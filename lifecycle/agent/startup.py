@@ -54,7 +54,15 @@ from .. import __version__
 from ..log import configure_logging
 from ..negotiation import ClientState, agent_capabilities_meta
 from ..redaction import redact
-from .config import AGENT_CAPABILITIES, AgentConfig, auth_methods, build_parser, claude_cli, config_from_args
+from .config import (
+    AGENT_CAPABILITIES,
+    AgentConfig,
+    auth_methods,
+    build_parser,
+    claude_cli,
+    cli_from_env,
+    config_from_args,
+)
 from .imports import import_server
 from .launch import EarlyCli, launch_early, warm
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
@@ -407,7 +415,7 @@ def _run_claude_code(args: list[str]) -> int:
     """Replace this process by Claude Code with ``args`` (the terminal it runs in is the user's)."""
     import os
 
-    cli = claude_cli(os.environ.get("LIFECYCLE_ACP_CLI"))
+    cli = claude_cli(cli_from_env())
     if cli is None:
         sys.stderr.write("lifecycle acp --cli: Claude Code was not found (set LIFECYCLE_ACP_CLI)\n")
         return 127

@@ -32,7 +32,7 @@ Theory of operation
 :meth:`PromptSuggestions.see` takes each message record (a result opens the window, a
 :class:`~lifecycle.agent.messages.PromptSuggestion` is published in it) and
 :meth:`PromptSuggestions.prompt_sent` the user's prompt; each returns the updates to send. The
-Claude SDK 0.2.189 drops the message (an unknown type), so the agent's SDK client reads it
+Claude SDK 0.2.190 drops the message (an unknown type), so the agent's SDK client reads it
 (:class:`lifecycle.agent.adopt.SuggestingClient`) and hands it on as a :class:`PromptSuggestion`.
 """
 

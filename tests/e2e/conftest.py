@@ -2,7 +2,7 @@
 
 ``fakeapi`` (the fake Anthropic Messages API, 127.0.0.1 only) and ``claude_cli`` (the bundled CLI
 run in an isolated home against it) are the project's own harness; the recordings they are
-compared with are vendored in ``tests/fixtures/claude-cli-2.1.332`` (tests/fixtures/README.md:
+compared with are vendored in ``tests/fixtures/claude-cli-2.1.337`` (tests/fixtures/README.md:
 where they came from, and how to check or re-record them with this harness). Every test here
 needs the ``claude`` and ``acp`` extras (the ``test`` extra installs them), and
 ``test_cli_faults.py::test_cli_contacts_only_the_fake_server`` needs ``strace``: a missing one

@@ -1,7 +1,8 @@
-"""The real Claude Code CLI 2.1.332 under injected API faults must yield what was recorded.
+"""The real Claude Code CLI 2.1.337 under injected API faults must yield what was recorded.
 
-One test per scenario of section A of ``tests/fixtures/claude-cli-2.1.332/README.md`` (the
-recordings, vendored; tests/fixtures/README.md says where they came from).  The
+One test per scenario of section A of ``tests/fixtures/claude-cli-2.1.332/README.md``, re-recorded
+on CLI 2.1.337 in ``tests/fixtures/claude-cli-2.1.337/`` (the recordings compared with, vendored;
+tests/fixtures/README.md says where they came from).  The
 live run and the recording are reduced to the same *signature* (the parts that are stable
 across runs) and compared whole:
 
@@ -321,12 +322,12 @@ def live_signature(run: CliRun) -> dict:
 
 
 def test_bundled_cli_is_the_recorded_version() -> None:
-    """The recordings are of CLI 2.1.332 via SDK 0.2.189; another version may word things differently."""
+    """The recordings are of CLI 2.1.337 via SDK 0.2.190; another version may word things differently."""
     import claude_agent_sdk
 
     version = (BUNDLED_CLI.parent / "claude.version").read_text().strip()
-    assert version == "2.1.332 (Claude Code)", f"bundled CLI is {version!r}: re-record the fixtures"
-    assert claude_agent_sdk.__version__ == "0.2.189"
+    assert version == "2.1.337 (Claude Code)", f"bundled CLI is {version!r}: re-record the fixtures"
+    assert claude_agent_sdk.__version__ == "0.2.190"
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

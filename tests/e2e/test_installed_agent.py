@@ -182,7 +182,7 @@ def test_the_registry_validators_initialize(installed: Installed, tmp_path: Path
         [login["command"], *cli_args, "--version"],
         cwd=tmp_path, env=_env(home), capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert (res.returncode, res.stdout) == (0, "2.1.332 (Claude Code)\n"), res.stderr[-1000:]
+    assert (res.returncode, res.stdout) == (0, "2.1.337 (Claude Code)\n"), res.stderr[-1000:]
 
 
 class _Client:

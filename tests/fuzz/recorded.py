@@ -1,4 +1,4 @@
-"""The recorded CLI runs (tests/fixtures/claude-cli-2.1.332) as the events an adapter feeds.
+"""The recorded CLI runs (tests/fixtures/claude-cli-2.1.337) as the events an adapter feeds.
 
 Each ``*.sdk.jsonl`` line is rebuilt into the ``claude_agent_sdk`` object (or exception) it was and
 translated by :mod:`lifecycle.claude`, exactly as an adapter consuming ``query()`` would.

@@ -42,8 +42,8 @@ ledgers of a section one shared, warmed ``MachineAnswers``, as an agent's sessio
 *cold* figure (``incident.cold_life_ms``, ``hot_path.ratio_cold_answers``, the incident profile) is
 a ledger with fresh answers.
 
-Inputs: built from recorded Claude Code CLI 2.1.332 runs. The package ships what the benchmark reads
-of them (:mod:`.inputs`, derived from ``tests/fixtures/claude-cli-2.1.332`` and checked against it by
+Inputs: built from recorded Claude Code CLI 2.1.337 runs. The package ships what the benchmark reads
+of them (:mod:`.inputs`, derived from ``tests/fixtures/claude-cli-2.1.337`` and checked against it by
 ``tests/test_bench.py``), so ``workshop bench`` needs no recordings folder; ``--fixtures DIR``
 builds the inputs from another recording set. Configuration and figures: :mod:`.config`; the
 mixes: :mod:`.mixes`; running, rendering and the command line: :mod:`.driver`.

@@ -49,7 +49,7 @@ class BenchConfig:
     """Sizes of one run. :meth:`quick_config` keeps the whole run well under 30 s on 2 cores.
 
     ``recordings`` is what the inputs are built from: a folder of recorded Claude Code CLI runs
-    (``*.sdk.jsonl`` and ``*.transcript.jsonl``, like ``tests/fixtures/claude-cli-2.1.332``), the
+    (``*.sdk.jsonl`` and ``*.transcript.jsonl``, like ``tests/fixtures/claude-cli-2.1.337``), the
     :class:`~workshop.bench.inputs.Recordings` read from one, or None (the default) for the
     inputs shipped with the package (:mod:`workshop.bench.inputs`).
     """

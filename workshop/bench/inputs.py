@@ -1,6 +1,6 @@
 """The recorded runs the benchmark's inputs are built from, and the compact copy shipped with the package.
 
-The inputs come from recorded Claude Code CLI 2.1.332 runs (``tests/fixtures/claude-cli-2.1.332`` in
+The inputs come from recorded Claude Code CLI 2.1.337 runs (``tests/fixtures/claude-cli-2.1.337`` in
 the repository; its README says how they were recorded): every ``*.sdk.jsonl`` (the messages
 ``claude_agent_sdk.query()`` yielded, rebuilt as stream-json for the hot path) and the lines of every
 ``*.transcript.jsonl`` (the CLI's own transcript, the material of the synthetic replay transcripts),
@@ -8,7 +8,7 @@ split into a CLI-start header and prompt turns.
 
 So that ``workshop bench`` needs no recordings folder (it reads them from this package, wherever
 the workshop is), the package holds exactly what the benchmark reads of those recordings, in
-``data/claude-cli-2.1.332/``:
+``data/claude-cli-2.1.337/``:
 
 ``sdk.jsonl``
     every recorded SDK message, one ``{"scenario": NAME, "record": RECORD}`` per line, scenarios in
@@ -23,7 +23,7 @@ the workshop is), the package holds exactly what the benchmark reads of those re
 recordings folder, :func:`shipped_recordings` parses the shipped copy, and ``tests/test_bench.py``
 re-derives the copy from the recordings and asserts it is byte-identical. After the recordings or
 the derivation change, refresh it with
-``python -m workshop bench --derive-inputs tests/fixtures/claude-cli-2.1.332`` (in a checkout).
+``python -m workshop bench --derive-inputs tests/fixtures/claude-cli-2.1.337`` (in a checkout).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: The recording set the shipped inputs are derived from.
-FIXTURE_SET = "claude-cli-2.1.332"
+FIXTURE_SET = "claude-cli-2.1.337"
 SDK_FILE = "sdk.jsonl"
 POOLS_FILE = "transcript_pools.jsonl"
 #: Where the shipped copy lives, inside this package.
@@ -101,7 +101,7 @@ def _failing(records: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def shipped_recordings() -> Recordings:
-    """The inputs shipped with the package (derived from ``tests/fixtures/claude-cli-2.1.332``)."""
+    """The inputs shipped with the package (derived from ``tests/fixtures/claude-cli-2.1.337``)."""
     return _parse(shipped_data(), f"workshop.bench package data ({FIXTURE_SET})")
 
 
@@ -122,7 +122,7 @@ def _line(obj: object) -> bytes:
 
 
 def derive_data(folder: Path) -> dict[str, bytes]:
-    """The files shipped in ``data/claude-cli-2.1.332/``, derived from a recordings folder: name -> bytes."""
+    """The files shipped in ``data/claude-cli-2.1.337/``, derived from a recordings folder: name -> bytes."""
     sdk = b"".join(
         _line({"scenario": name, "record": record})
         for name, records in _read_scenarios(folder).items()

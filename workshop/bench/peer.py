@@ -5,7 +5,8 @@ Both agents are spawned in turn (interleaved: ours, reference, ours, ...), in th
 environment (Claude Code's ``default`` permission mode set in its user settings, so both ask the
 client before a Write), against one loopback fake Messages API
 (:mod:`workshop.bench.fakeapi`), on the same Claude Code CLI (the one the Python SDK
-bundles: ``LIFECYCLE_ACP_CLI`` for ours, ``CLAUDE_CODE_EXECUTABLE`` for the reference).
+bundles, or ``LIFECYCLE_BENCH_CLI``: ``LIFECYCLE_ACP_CLI`` for ours, ``CLAUDE_CODE_EXECUTABLE`` for
+the reference).
 
 Per spawn: spawn -> ``initialize`` answered; spawn -> first prompt answered (``session/new`` +
 ``session/prompt``); a second prompt on the warm session; a tool turn on the warm session (the
@@ -97,6 +98,11 @@ def reference_entry(install: bool = True) -> tuple[Path | None, str]:
 
 
 def _bundled_cli() -> Path | None:
+    """The CLI both agents run: ``LIFECYCLE_BENCH_CLI`` when set (another Claude Code, e.g. the
+    previous pin's, to compare figures across CLI versions), else the one the Python SDK bundles."""
+    other = os.environ.get("LIFECYCLE_BENCH_CLI")
+    if other:
+        return Path(other) if Path(other).is_file() else None
     try:
         import claude_agent_sdk
     except ImportError:
