@@ -7,22 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from claude_agent_sdk import ClaudeAgentOptions
 from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
+from sdk_messages import result_message
 
 from lifecycle.agent.adopt import AdoptingTransport, SuggestingClient
 from lifecycle.agent.messages import read
 from lifecycle.agent.suggestions import PromptSuggestion, PromptSuggestions
 from lifecycle.negotiation import ClientState
 
-
-@dataclass
-class ResultMessage:  # what the suggestions read of the SDK's: its class name
-    subtype: str = "success"
+ResultMessage = result_message  # the SDK's own (a result whose fields are not the SDK's types is skipped)
 
 
 def shown(text: str) -> dict[str, Any]:
