@@ -240,7 +240,9 @@ def test_a_row_is_built_with_the_legacy_code_of_its_recovery() -> None:
 
 def test_legacy_codes_authentication_required_only_for_access_that_login_fixes() -> None:
     auth = {k for k, c in CONDITIONS.items() if c.legacy_code == -32000}
-    assert auth == {"authentication_failed", "oauth_org_not_allowed", "verification_required", "login_required"}
+    # a start-up failure's code is its reason's (tests/test_startup_failures.py), not its row's
+    assert auth == {"authentication_failed", "oauth_org_not_allowed", "verification_required", "login_required",
+                    "startup_failure_access"}  # fmt: skip
     assert {c.legacy_code for c in CONDITIONS.values()} == {-32000, -32603}
 
 
@@ -373,6 +375,10 @@ def test_every_row_written_out() -> None:
         "error_max_structured_output_retries": ("service", E, ["retry"], "confirmed_attempt"),
         "missing_result": ("service", E, ["retry"], "confirmed_attempt"),
         "internal_error": ("service", E, ["retry"], "confirmed_attempt"),
+        # issue 49: sign-in, terms, organisation -> access with login; cwd, config -> request; rest -> service
+        "startup_failure_access": ("access", E, ["login"], "auth_status"),
+        "startup_failure_request": ("request", E, [], "confirmed_attempt"),
+        "startup_failure_service": ("service", E, ["retry"], "confirmed_attempt"),
         "query_error": ("connection", E, ["new_session"], "runtime_replaced"),
         "worker_shutdown": ("connection", E, ["new_session"], "runtime_replaced"),
         "api_retry": ("service", W, [], "confirmed_attempt"),

@@ -23,7 +23,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
-from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
+from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
@@ -35,6 +35,7 @@ from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSet
 from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
+from .startup_failures import startup_failure
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
@@ -213,6 +214,11 @@ class _Session:
         return title if isinstance(title, str) else None
 
     # -------------------------------------------------------------- starting Claude Code
+
+    def start_failure(self) -> Result | None:
+        """Why the background start failed, when Claude Code said it could not start (a request
+        that waited for the start fails with it: :mod:`lifecycle.agent.startup_failures`)."""
+        return startup_failure(self._early_failure)
 
     @property
     def starting(self) -> asyncio.Future[None] | None:
@@ -426,7 +432,8 @@ class _Session:
                 rt = await self.ensure_runtime()
             except Exception as exc:
                 log.warning("runtime.start_failed", session_id=self.id, error_type=type(exc).__name__)
-                await self.feed(QueryError(message=type(exc).__name__))
+                # Claude Code said why it could not start: that result settles the turn
+                await self.feed(startup_failure(exc) or QueryError(message=type(exc).__name__))
                 return
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send

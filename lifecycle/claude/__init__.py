@@ -122,6 +122,7 @@ def _result(
     api_error_status: object,
     stop_reason: object,
     terminal_reason: object,
+    startup_failure: object = None,
 ) -> Result:
     sub = _str(subtype)
     # Only an explicit ``is_error: false`` on a ``success`` result is a success; anything else
@@ -138,6 +139,7 @@ def _result(
         api_error_status=_int(api_error_status),
         stop_reason=_str(stop_reason),
         terminal_reason=_str(terminal_reason),
+        startup_failure=_str(startup_failure) or None,
     )
 
 
@@ -175,6 +177,7 @@ def _stream_result(line: Mapping[str, Any]) -> Event:
         line.get("api_error_status"),
         line.get("stop_reason"),
         line.get("terminal_reason"),
+        line.get("startup_failure_reason"),
     )
 
 
@@ -388,6 +391,7 @@ def from_sdk_exception(exc: BaseException) -> Event:
     shown or logged.
     """
     if type(exc).__name__ == "ResultError":
+        line = getattr(exc, "data", None)  # the raw result line (the SDK's ResultMessage drops the reason)
         return _result(
             getattr(exc, "subtype", None),
             True,
@@ -396,5 +400,6 @@ def from_sdk_exception(exc: BaseException) -> Event:
             getattr(exc, "api_error_status", None),
             None,
             getattr(exc, "terminal_reason", None),
+            line.get("startup_failure_reason") if isinstance(line, Mapping) else None,
         )
     return QueryError(message=type(exc).__name__)
