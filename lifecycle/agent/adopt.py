@@ -17,7 +17,9 @@ SDK's client with two changes: Claude Code's ``prompt_suggestion`` message, whic
 drops as an unknown type, is handed on as a :class:`lifecycle.agent.suggestions.PromptSuggestion`;
 and a line the SDK's parser cannot parse (it raises, which would end the SDK's stream and with it
 the session's link to Claude Code) is handed on as a :class:`lifecycle.agent.messages.Unreadable`,
-which the session logs, counts and skips.
+which the session logs, counts and skips. A result's ``startup_failure_reason`` (a Claude Code
+that could not start), which the SDK's ``ResultMessage`` drops, is set on it under that name
+(:func:`lifecycle.claude.sdk_result` reads it).
 
 This builds on the SDK's private transport (the SDK has no public way to hand a transport a running
 process), through the seam :mod:`lifecycle.agent.sdk` only (its base class :data:`~lifecycle.agent.sdk.CliTransport`
@@ -143,4 +145,7 @@ class SuggestingClient(ClaudeSDKClient):
                 yield Unreadable.from_raw(data)
                 continue
             if message is not None:
+                reason = data.get("startup_failure_reason") if data.get("type") == "result" else None
+                if isinstance(reason, str) and reason:  # the SDK's ResultMessage has no field for it
+                    message.startup_failure_reason = reason
                 yield message

@@ -370,6 +370,7 @@ def sdk_result(message: object) -> Event:
         getattr(message, "api_error_status", None),
         getattr(message, "stop_reason", None),
         getattr(message, "terminal_reason", None),
+        getattr(message, "startup_failure_reason", None),  # set from the raw line (agent/adopt.py)
     )
 
 
