@@ -454,9 +454,8 @@ class TurnFlow:
     def _do_settle_result_error(self, turn: Turn | None, ev: Result) -> None:
         assert turn is not None
         cond = classify_result(ev.subtype, ev.terminal_reason, ev.result, ev.startup_failure)
+        legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)  # a start-up failure's: its own message
         text = claude_text(ev.result, list(ev.errors))
-        # a start-up failure's legacy error is Claude Code's own message (the reference's)
-        legacy = text if ev.startup_failure else legacy_result_text(ev.subtype, ev.result, ev.errors)
         self._settle(turn, cond, text, "error_result", legacy_text=legacy, startup=ev.startup_failure)
 
     def _do_settle_cancelled(self, turn: Turn | None, _: None) -> None:

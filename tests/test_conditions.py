@@ -12,6 +12,8 @@ from lifecycle.conditions import (
     render_conditions_markdown,
     result_event,
     retry_condition,
+    startup_failure_code,
+    startup_failure_condition,
     stop_reason_for,
 )
 from lifecycle.wire import Action, Category, Severity
@@ -396,3 +398,64 @@ def test_condition_looks_up_a_row_or_raises() -> None:
     assert condition("rate_limit") is CONDITIONS["rate_limit"]
     with pytest.raises(KeyError):
         condition("nope")
+
+
+# ---------------------------------------------------------------- start-up failures (issue 49, point 2)
+
+# Issue 49's table (sign-in, terms, organisation -> access with login; cwd_unavailable,
+# config_file_invalid -> request; the rest -> service with retry), the spec's recovery, the
+# reference adapter 0.101.0's codes (dist/startup-failure.js); the reasons CLI 2.1.337's and the
+# reference's. tests/test_startup_failures.py: the ledger and the agent.
+
+ACCESS = [
+    "gateway_signin_required", "org_pin_mismatch", "org_config_refused", "org_signin_ended",
+    "consumer_terms_review_in_terminal", "consumer_terms_accept_on_web",
+]  # fmt: skip
+REQUEST = ["cwd_unavailable", "config_file_invalid"]
+SERVICE = [
+    "proxy_invalid", "managed_settings_not_delivered", "initialize_fields_not_delivered",
+    "sideload_flags_disabled", "resume_target_not_found", "a_reason_not_known_yet",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reasons", "row", "category", "actions", "recovery"),
+    [
+        (ACCESS, "startup_failure_access", "access", ["login"], "auth_status"),
+        (REQUEST, "startup_failure_request", "request", [], "confirmed_attempt"),
+        (SERVICE, "startup_failure_service", "service", ["retry"], "confirmed_attempt"),
+    ],
+)
+def test_each_start_up_failure_reason_has_its_row(
+    reasons: list[str], row: str, category: str, actions: list[str], recovery: str
+) -> None:
+    for reason in reasons:
+        cond = startup_failure_condition(reason)
+        assert cond is CONDITIONS[row], reason
+        assert (cond.category.value, [a.value for a in cond.actions], cond.recovery.value) == (
+            category,
+            actions,
+            recovery,
+        )
+        assert cond.severity.value == "error"
+        # a start-up failure is that, whatever else the result says (a login text too)
+        assert classify_result("error_during_execution", None, "Please run /login", reason) is cond
+
+
+def test_the_start_up_failure_codes_are_the_references() -> None:
+    assert {r: startup_failure_code(r) for r in ACCESS + REQUEST + SERVICE} == {
+        "gateway_signin_required": -32000, "org_pin_mismatch": -32000, "org_config_refused": -32000,
+        "org_signin_ended": -32603, "consumer_terms_review_in_terminal": -32603,
+        "consumer_terms_accept_on_web": -32603, "cwd_unavailable": -32602, "config_file_invalid": -32603,
+        "proxy_invalid": -32603, "managed_settings_not_delivered": -32603,
+        "initialize_fields_not_delivered": -32603, "sideload_flags_disabled": -32603,
+        "resume_target_not_found": -32603, "a_reason_not_known_yet": -32603,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("reason", [None, "", 5, ["proxy_invalid"]])
+def test_an_error_result_without_a_start_up_reason_is_what_it_was(reason: object) -> None:
+    assert classify_result("error_during_execution", None, None, reason) is CONDITIONS["error_during_execution"]
+    assert classify_result("success", None, "Please run /login", reason) is CONDITIONS["login_required"]
+
+
