@@ -506,3 +506,22 @@ def test_the_claude_edge_reads_the_reason_from_the_raw_line() -> None:
     got = from_sdk_message(message)
     assert isinstance(got, Result) and got.startup_failure == "proxy_invalid"
     assert from_sdk_message(result_message(subtype="error_during_execution", is_error=True)).startup_failure is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("alice:s3cretpass@proxy.corp:8080", "alice:[redacted credential]@proxy.corp:8080"),
+        ("corp.user%40x:p%21ss@10.0.0.1", "corp.user%40x:[redacted credential]@10.0.0.1"),
+        ("not-a-url", "not-a-url"),  # nothing secret: Claude Code's message as it is
+        ("proxy.corp:8080", "proxy.corp:8080"),
+    ],
+)
+def test_a_start_up_failure_quoting_a_proxy_with_its_password_never_shows_it(value: str, shown: str) -> None:
+    """docs/security.md: no credential in any title; the redaction's URL rule needs ``scheme://``,
+    and Claude Code quotes ``HTTPS_PROXY`` as the user set it (issue 49 point 2)."""
+    text = PROXY_MESSAGE.replace("not-a-url", value)
+    event = from_stream_json({**STARTUP_LINE, "errors": [text]})
+    assert isinstance(event, Result) and event.errors == (PROXY_MESSAGE.replace("not-a-url", shown),)
+    plain = from_stream_json({**STARTUP_LINE, "errors": [text], "startup_failure_reason": None})
+    assert isinstance(plain, Result) and plain.errors == (text,)  # only a start-up failure's message

@@ -114,6 +114,11 @@ def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
     return None
 
 
+#: ``user:password@`` in a value without a scheme (``HTTPS_PROXY=alice:pw@proxy:8080``, which Claude
+#: Code quotes in its start-up failure's message; the redaction's URL rule needs ``scheme://``).
+_SCHEMELESS_USERINFO: Final = re.compile(r"(?<![\w.%+-])([\w.%+-]+):[^\s@/\"']+@(?=[\w.-])")
+
+
 def _result(
     subtype: object,
     is_error: object,
@@ -131,6 +136,8 @@ def _result(
     errs: tuple[str, ...] = ()
     if errors is not None and isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
         errs = tuple(e for e in errors if isinstance(e, str))
+    if _str(startup_failure):  # its message quotes a setting as given (a proxy URL without its scheme)
+        errs = tuple(_SCHEMELESS_USERINFO.sub(r"\1:[redacted credential]@", e) for e in errs)
     return Result(
         subtype=sub,
         is_error=failed,
