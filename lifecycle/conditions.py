@@ -28,6 +28,8 @@ __all__ = [
     "LEGACY_END_TURN",
     "LOGIN_MARKERS",
     "MAX_TOKENS_WINS_FOR",
+    "STARTUP_AUTH_REQUIRED",
+    "STARTUP_FAILURES",
     "STOP_REASONS",
     "USAGE_LIMIT_PREFIXES",
     "WINNING_STOP_REASONS",
@@ -42,6 +44,8 @@ __all__ = [
     "render_conditions_markdown",
     "result_event",
     "retry_condition",
+    "startup_failure_code",
+    "startup_failure_condition",
     "stop_reason_for",
 ]
 
@@ -141,6 +145,32 @@ _ROWS: tuple[Condition, ...] = (
     _row("error_max_structured_output_retries", "result `subtype`", _S, _RETRY, _ATTEMPT),
     _row("missing_result", "query ended without a result", _S, _RETRY, _ATTEMPT, note="internal invariant"),
     _row("internal_error", "adapter internal error", _S, _RETRY, _ATTEMPT, note="recoverable"),
+    # --- Claude Code could not start (``startup_failure_reason``): one row per category, the
+    # reason mapped by :data:`STARTUP_FAILURES`
+    _row(
+        "startup_failure_access",
+        "result `startup_failure_reason`: sign-in, terms, organisation",
+        _A,
+        _LOGIN,
+        _AUTH,
+        note="legacy code by reason (`startup_failure_code`)",
+    ),
+    _row(
+        "startup_failure_request",
+        "result `startup_failure_reason`: `cwd_unavailable`, `config_file_invalid`",
+        _R,
+        (),
+        _ATTEMPT,
+        note="legacy code by reason (`startup_failure_code`)",
+    ),
+    _row(
+        "startup_failure_service",
+        "result `startup_failure_reason`: any other reason",
+        _S,
+        _RETRY,
+        _ATTEMPT,
+        note="legacy code by reason (`startup_failure_code`); an unknown reason too",
+    ),
     # --- connection: lost transport, stopped worker, unavailable runtime
     _row("query_error", "SDK query iterator threw", _C, _NEW, _RUNTIME),
     _row("worker_shutdown", "`worker_shutting_down` then EOF", _C, _NEW, _RUNTIME),
@@ -198,6 +228,33 @@ _ERROR_KINDS = frozenset(
         "unknown",
     }
 )
+
+#: Why Claude Code could not start (``startup_failure_reason``, CLI 2.1.337's ``sdk.d.ts`` and the
+#: reference adapter's ``startup-failure.js``) -> its row: sign-in, terms and organisation reasons
+#: are ``access``, the working directory and an invalid config file ``request``; any other reason,
+#: an unknown one too, is ``service`` (:func:`startup_failure_condition`).
+STARTUP_FAILURES: Mapping[str, str] = MappingProxyType(
+    {
+        "gateway_signin_required": "startup_failure_access",
+        "org_pin_mismatch": "startup_failure_access",
+        "org_config_refused": "startup_failure_access",
+        "org_signin_ended": "startup_failure_access",
+        "consumer_terms_review_in_terminal": "startup_failure_access",
+        "consumer_terms_accept_on_web": "startup_failure_access",
+        "cwd_unavailable": "startup_failure_request",
+        "config_file_invalid": "startup_failure_request",
+        "proxy_invalid": "startup_failure_service",
+        "managed_settings_not_delivered": "startup_failure_service",
+        "initialize_fields_not_delivered": "startup_failure_service",
+        "sideload_flags_disabled": "startup_failure_service",
+        "resume_target_not_found": "startup_failure_service",
+    }
+)
+#: The JSON-RPC code of a start-up failure, as the reference adapter answers it
+#: (``startup-failure.js``): auth required for these, invalid params for ``cwd_unavailable``,
+#: internal error for every other reason.
+STARTUP_AUTH_REQUIRED = frozenset({"gateway_signin_required", "org_pin_mismatch", "org_config_refused"})
+INVALID_PARAMS = -32602
 
 _RESULT_SUBTYPES = frozenset(
     {"error_max_budget_usd", "error_max_turns", "error_during_execution", "error_max_structured_output_retries"}
@@ -289,13 +346,32 @@ def classify_assistant_error(kind: str | None, text: str) -> Condition:
     return CONDITIONS["unrecognized_error"]
 
 
-def classify_result(subtype: object, terminal_reason: object, text: object = None) -> Condition:
+def startup_failure_condition(reason: str) -> Condition:
+    """The row of a start-up failure's ``reason`` (:data:`STARTUP_FAILURES`; unknown: ``service``)."""
+    return CONDITIONS[STARTUP_FAILURES.get(reason, "startup_failure_service")]
+
+
+def startup_failure_code(reason: str) -> int:
+    """The JSON-RPC code the reference adapter answers a start-up failure's ``reason`` with."""
+    if reason in STARTUP_AUTH_REQUIRED:
+        return AUTH_REQUIRED
+    return INVALID_PARAMS if reason == "cwd_unavailable" else INTERNAL_ERROR
+
+
+def classify_result(
+    subtype: object, terminal_reason: object, text: object = None, startup_failure: object = None
+) -> Condition:
     """The condition of an ``is_error`` result that no assistant failure message explained.
+
+    A result with a ``startup_failure_reason`` is a start-up failure, whatever else it says
+    (:func:`startup_failure_condition`).
 
     A result whose own text asks the user to log in ("… run /login …", with no assistant frame
     before it) is the synthetic login message: ``access`` with ``login``, active until a successful
     ``auth_status`` (the reference adapter's ``isLoginRequiredText`` on ``result``, checked first).
     """
+    if isinstance(startup_failure, str) and startup_failure:
+        return startup_failure_condition(startup_failure)
     if isinstance(text, str) and is_login_text(text):
         return CONDITIONS["login_required"]
     if terminal_reason == "prompt_too_long":

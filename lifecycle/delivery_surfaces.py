@@ -453,9 +453,10 @@ class TurnFlow:
 
     def _do_settle_result_error(self, turn: Turn | None, ev: Result) -> None:
         assert turn is not None
-        cond = classify_result(ev.subtype, ev.terminal_reason, ev.result)
-        legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)
-        self._settle(turn, cond, claude_text(ev.result, list(ev.errors)), "error_result", legacy_text=legacy)
+        cond = classify_result(ev.subtype, ev.terminal_reason, ev.result, ev.startup_failure)
+        legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)  # a start-up failure's: its own message
+        text = claude_text(ev.result, list(ev.errors))
+        self._settle(turn, cond, text, "error_result", legacy_text=legacy, startup=ev.startup_failure)
 
     def _do_settle_cancelled(self, turn: Turn | None, _: None) -> None:
         assert turn is not None
@@ -510,12 +511,14 @@ class TurnFlow:
         kind: str | None = None,
         *,
         legacy_text: str | None = None,
+        startup: str | None = None,
     ) -> None:
         """Settle ``turn`` with a failure: the record on its ``PromptResponse``, or the legacy answer.
 
         ``kind``: the SDK error kind Claude's failure came with (a legacy client's ``errorKind``).
         ``legacy_text``: what the legacy error says instead of ``text``, where the reference adapter
         composes it differently (an error result: :func:`~lifecycle.titles.legacy_result_text`).
+        ``startup``: a start-up failure's reason (its legacy error is the reference's own shape).
         """
         if not self._negotiated:
             text = text if legacy_text is None else legacy_text
@@ -528,7 +531,7 @@ class TurnFlow:
                 )
             )
         else:
-            self._port.plan(legacy_answer(turn.turn_id, cond, text, details or title, kind))
+            self._port.plan(legacy_answer(turn.turn_id, cond, text, details or title, kind, startup))
 
     def _settle_held(self, turn: Turn, result: Result | None) -> None:
         """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""

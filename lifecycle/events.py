@@ -94,6 +94,9 @@ class Result:
     api_error_status: int | None = None
     stop_reason: str | None = None
     terminal_reason: str | None = None
+    #: why Claude Code could not start (``startup_failure_reason``, written with
+    #: ``CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1`` before it exits): a start-up failure
+    startup_failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,7 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .conditions import AUTH_REQUIRED, INTERNAL_ERROR, LEGACY_ADAPTER_ERRORS, LEGACY_END_TURN, Condition, Recovery
+from .conditions import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    LEGACY_ADAPTER_ERRORS,
+    LEGACY_END_TURN,
+    Condition,
+    Recovery,
+    startup_failure_code,
+)
 from .wire import Category
 
 __all__ = [
@@ -109,7 +117,9 @@ def notice_update(severity: str, title: str, description: str | None) -> dict[st
     return update
 
 
-def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> Reject:
+def legacy_error(
+    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None
+) -> Reject:
     """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
 
     Authentication: ``-32000 "Authentication required"`` with no data. Anything else: ``-32603``
@@ -117,7 +127,12 @@ def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str
     :func:`~lifecycle.titles.legacy_result_text`'s) and ``data: {"errorKind": K}``
     when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
     reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
+    A start-up failure (``startup``: Claude Code's ``startup_failure_reason``) is the reference's
+    ``startupFailureError``: Claude Code's own message (redacted) under the reason's code
+    (:func:`~lifecycle.conditions.startup_failure_code`), ``data: {"startupFailureReason": R}``.
     """
+    if startup:
+        return Reject(turn_id, startup_failure_code(startup), shown, {"startupFailureReason": startup})
     if cond.legacy_code == AUTH_REQUIRED:
         return Reject(turn_id, AUTH_REQUIRED, "Authentication required", None)
     adapter = LEGACY_ADAPTER_ERRORS.get(cond.key)
@@ -129,11 +144,13 @@ def legacy_error(turn_id: str, cond: Condition, text: str, shown: str, kind: str
     return Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
 
 
-def legacy_answer(turn_id: str, cond: Condition, text: str, shown: str, kind: str | None) -> Reject | Settle:
+def legacy_answer(
+    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None
+) -> Reject | Settle:
     """How a legacy client's prompt is answered when its turn fails with ``cond``: the reference
     adapter's JSON-RPC error (:func:`legacy_error`), or, for the adapter's own conditions it never
     reports (:data:`~lifecycle.conditions.LEGACY_END_TURN`: a stream that ended without a
     result), ``stopReason: end_turn``."""
     if cond.key in LEGACY_END_TURN:
         return Settle(turn_id, "end_turn")
-    return legacy_error(turn_id, cond, text, shown, kind)
+    return legacy_error(turn_id, cond, text, shown, kind, startup)

@@ -83,6 +83,16 @@ FAILURES = {
     "unknown_kind": ("brand_new_kind", "Something new went wrong"),
 }
 LIMIT = "You've hit your weekly limit · resets Dec 5, 1:06pm (UTC)"
+#: Issue 49 point 2: a start-up failure's reason -> ((category, actions), the legacy code): issue 49's
+#: table, and the reference's codes (dist/startup-failure.js); an unknown reason is ``service``.
+STARTUP_FAILURES: dict[str, tuple[tuple[str, list[str]], int]] = {
+    "gateway_signin_required": (("access", ["login"]), -32000),
+    "consumer_terms_accept_on_web": (("access", ["login"]), -32603),
+    "cwd_unavailable": (("request", []), -32602),
+    "config_file_invalid": (("request", []), -32603),
+    "proxy_invalid": (("service", ["retry"]), -32603),
+    "a_reason_not_known_yet": (("service", ["retry"]), -32603),
+}
 
 #: Spec ("Internal recovery"): which events may end an incident under which policy. Anything
 #: not listed ends nothing; a notice ends only when a newer notice supersedes it.
@@ -142,6 +152,7 @@ class AdapterSession(RuleBasedStateMachine):
         self.was_running = False
         self.expect_failure_settle = False
         self.expect_auth_code = False
+        self.expect_code: int | None = None  # a legacy code other than those two (a start-up failure's)
         self.refused = False
         self.asked: list[str] = getattr(self, "asked", [])  # every question Claude Code asked, in order
         self.open_questions: set[str] = set()  # reference: asked in a running turn, not answered, not withdrawn
@@ -236,6 +247,7 @@ class AdapterSession(RuleBasedStateMachine):
         whatever Claude said before: contract parity rule 6)."""
         self.expect_failure_settle = self.running and failure
         self.expect_auth_code = self.expect_failure_settle and held and self.turn_failure == "auth"
+        self.expect_code = None
 
     # ------------------------------------------------------------------ rules (real-world events)
 
@@ -381,6 +393,26 @@ class AdapterSession(RuleBasedStateMachine):
             settled = [o.record for o, _ in self.sent if isinstance(o, PromptResponseOut)]
             assert [(r.category.value, [a.value for a in r.actions]) for r in settled if r is not None] == [
                 ("access", ["login"])
+            ], (self.step, settled)
+
+    @precondition(lambda self: self.running and self.turn_failure is None)
+    @rule(which=st.sampled_from(sorted(STARTUP_FAILURES)))
+    def claude_code_could_not_start(self, which: str) -> None:
+        """Claude Code could not start (issue 49 point 2): its result's ``startup_failure_reason``
+        settles the turn as the reason's row (sign-in, terms, organisation: `access` with `login`,
+        active until `auth_status`; the working directory, a config file: `request`; the rest:
+        `service` with `retry`); a legacy client gets the reference's code for the reason."""
+        row, legacy = STARTUP_FAILURES[which]
+        self._claude_failure("auth" if row[0] == "access" else which)
+        self._settling(True)
+        self.expect_code = legacy
+        text = f"Claude Code could not start ({which})."
+        self.feed("claude_code_could_not_start", Result(subtype="error_during_execution", is_error=True,
+                                                        errors=(text,), startup_failure=which))  # fmt: skip
+        if self.was_running and self.ledger.negotiated:
+            settled = [o.record for o, _ in self.sent if isinstance(o, PromptResponseOut)]
+            assert [(r.category.value, [a.value for a in r.actions], r.title) for r in settled if r is not None] == [
+                (*row, text)
             ], (self.step, settled)
 
     @rule()
@@ -840,7 +872,8 @@ class AdapterSession(RuleBasedStateMachine):
         assert self.ledger.active == ()
         if self.expect_failure_settle:
             errors = [o for o, _ in self.sent if isinstance(o, PromptErrorOut)]
-            assert len(errors) == 1 and errors[0].code == (-32000 if self.expect_auth_code else -32603), errors
+            code = self.expect_code or (-32000 if self.expect_auth_code else -32603)
+            assert len(errors) == 1 and errors[0].code == code, errors
 
     @invariant()
     def a_question_is_open_only_while_its_turn_runs(self) -> None:

@@ -5,19 +5,16 @@ as literals. The e2e test on the real CLI is ``tests/e2e/test_prompt_suggestions
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from sdk_messages import result_message
 
 from lifecycle.agent.messages import read
 from lifecycle.agent.suggestions import PromptSuggestion, PromptSuggestions
 from lifecycle.negotiation import ClientState
 
-
-@dataclass
-class ResultMessage:  # what the suggestions read of the SDK's: its class name
-    subtype: str = "success"
+ResultMessage = result_message  # the SDK's own (a result whose fields are not the SDK's types is skipped)
 
 
 def shown(text: str) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from claude_agent_sdk import ResultError as SdkResultError
+from sdk_messages import PROXY_MESSAGE, STARTUP_LINE, result_message
 
 from lifecycle.claude import MalformedMessage, from_sdk_exception, from_sdk_message, from_stream_json, text_of
 from lifecycle.events import (
@@ -482,3 +484,44 @@ def test_a_refusals_explanation_comes_only_from_its_stop_details() -> None:
 def test_an_assistant_line_without_a_message_object_is_malformed_and_says_so() -> None:
     with pytest.raises(MalformedMessage, match=r"^assistant message without a message object$"):
         from_stream_json({"type": "assistant", "message": "text"})
+
+
+def test_the_claude_edge_reads_the_reason_from_the_raw_line() -> None:
+    event = from_stream_json(STARTUP_LINE)
+    assert isinstance(event, Result) and event.startup_failure == "proxy_invalid"
+    assert event.errors == (PROXY_MESSAGE,) and event.is_error
+    for value in (None, "", 7):
+        other = from_stream_json({**STARTUP_LINE, "startup_failure_reason": value})
+        assert isinstance(other, Result) and other.startup_failure is None
+    # the SDK's ResultError keeps the raw line (its ResultMessage has no field for the reason)
+    exc = SdkResultError(f"Claude Code returned an error result: {PROXY_MESSAGE}", data=STARTUP_LINE, exit_code=1)
+    event = from_sdk_exception(exc)
+    assert isinstance(event, Result) and event.startup_failure == "proxy_invalid"
+    plain = from_sdk_exception(SdkResultError("x", data={**STARTUP_LINE, "startup_failure_reason": None}, exit_code=1))
+    assert isinstance(plain, Result) and plain.startup_failure is None
+    assert isinstance(from_sdk_exception(SdkResultError("x", exit_code=1)), Result)  # no line at all
+    # a ResultMessage the agent set the reason on (lifecycle/agent/adopt.py) reads as the line does
+    message = result_message(subtype="error_during_execution", is_error=True, errors=[PROXY_MESSAGE])
+    message.startup_failure_reason = "proxy_invalid"  # type: ignore[attr-defined]  # as agent/adopt.py sets it
+    got = from_sdk_message(message)
+    assert isinstance(got, Result) and got.startup_failure == "proxy_invalid"
+    assert from_sdk_message(result_message(subtype="error_during_execution", is_error=True)).startup_failure is None  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("alice:s3cretpass@proxy.corp:8080", "alice:[redacted credential]@proxy.corp:8080"),
+        ("corp.user%40x:p%21ss@10.0.0.1", "corp.user%40x:[redacted credential]@10.0.0.1"),
+        ("not-a-url", "not-a-url"),  # nothing secret: Claude Code's message as it is
+        ("proxy.corp:8080", "proxy.corp:8080"),
+    ],
+)
+def test_a_start_up_failure_quoting_a_proxy_with_its_password_never_shows_it(value: str, shown: str) -> None:
+    """docs/security.md: no credential in any title; the redaction's URL rule needs ``scheme://``,
+    and Claude Code quotes ``HTTPS_PROXY`` as the user set it (issue 49 point 2)."""
+    text = PROXY_MESSAGE.replace("not-a-url", value)
+    event = from_stream_json({**STARTUP_LINE, "errors": [text]})
+    assert isinstance(event, Result) and event.errors == (PROXY_MESSAGE.replace("not-a-url", shown),)
+    plain = from_stream_json({**STARTUP_LINE, "errors": [text], "startup_failure_reason": None})
+    assert isinstance(plain, Result) and plain.errors == (text,)  # only a start-up failure's message

@@ -12,6 +12,8 @@ from lifecycle.conditions import (
     render_conditions_markdown,
     result_event,
     retry_condition,
+    startup_failure_code,
+    startup_failure_condition,
     stop_reason_for,
 )
 from lifecycle.wire import Action, Category, Severity
@@ -240,7 +242,9 @@ def test_a_row_is_built_with_the_legacy_code_of_its_recovery() -> None:
 
 def test_legacy_codes_authentication_required_only_for_access_that_login_fixes() -> None:
     auth = {k for k, c in CONDITIONS.items() if c.legacy_code == -32000}
-    assert auth == {"authentication_failed", "oauth_org_not_allowed", "verification_required", "login_required"}
+    # a start-up failure's code is its reason's (tests/test_startup_failures.py), not its row's
+    assert auth == {"authentication_failed", "oauth_org_not_allowed", "verification_required", "login_required",
+                    "startup_failure_access"}  # fmt: skip
     assert {c.legacy_code for c in CONDITIONS.values()} == {-32000, -32603}
 
 
@@ -373,6 +377,10 @@ def test_every_row_written_out() -> None:
         "error_max_structured_output_retries": ("service", E, ["retry"], "confirmed_attempt"),
         "missing_result": ("service", E, ["retry"], "confirmed_attempt"),
         "internal_error": ("service", E, ["retry"], "confirmed_attempt"),
+        # issue 49: sign-in, terms, organisation -> access with login; cwd, config -> request; rest -> service
+        "startup_failure_access": ("access", E, ["login"], "auth_status"),
+        "startup_failure_request": ("request", E, [], "confirmed_attempt"),
+        "startup_failure_service": ("service", E, ["retry"], "confirmed_attempt"),
         "query_error": ("connection", E, ["new_session"], "runtime_replaced"),
         "worker_shutdown": ("connection", E, ["new_session"], "runtime_replaced"),
         "api_retry": ("service", W, [], "confirmed_attempt"),
@@ -390,3 +398,64 @@ def test_condition_looks_up_a_row_or_raises() -> None:
     assert condition("rate_limit") is CONDITIONS["rate_limit"]
     with pytest.raises(KeyError):
         condition("nope")
+
+
+# ---------------------------------------------------------------- start-up failures (issue 49, point 2)
+
+# Issue 49's table (sign-in, terms, organisation -> access with login; cwd_unavailable,
+# config_file_invalid -> request; the rest -> service with retry), the spec's recovery, the
+# reference adapter 0.101.0's codes (dist/startup-failure.js); the reasons CLI 2.1.337's and the
+# reference's. tests/test_startup_failures.py: the ledger and the agent.
+
+ACCESS = [
+    "gateway_signin_required", "org_pin_mismatch", "org_config_refused", "org_signin_ended",
+    "consumer_terms_review_in_terminal", "consumer_terms_accept_on_web",
+]  # fmt: skip
+REQUEST = ["cwd_unavailable", "config_file_invalid"]
+SERVICE = [
+    "proxy_invalid", "managed_settings_not_delivered", "initialize_fields_not_delivered",
+    "sideload_flags_disabled", "resume_target_not_found", "a_reason_not_known_yet",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reasons", "row", "category", "actions", "recovery"),
+    [
+        (ACCESS, "startup_failure_access", "access", ["login"], "auth_status"),
+        (REQUEST, "startup_failure_request", "request", [], "confirmed_attempt"),
+        (SERVICE, "startup_failure_service", "service", ["retry"], "confirmed_attempt"),
+    ],
+)
+def test_each_start_up_failure_reason_has_its_row(
+    reasons: list[str], row: str, category: str, actions: list[str], recovery: str
+) -> None:
+    for reason in reasons:
+        cond = startup_failure_condition(reason)
+        assert cond is CONDITIONS[row], reason
+        assert (cond.category.value, [a.value for a in cond.actions], cond.recovery.value) == (
+            category,
+            actions,
+            recovery,
+        )
+        assert cond.severity.value == "error"
+        # a start-up failure is that, whatever else the result says (a login text too)
+        assert classify_result("error_during_execution", None, "Please run /login", reason) is cond
+
+
+def test_the_start_up_failure_codes_are_the_references() -> None:
+    assert {r: startup_failure_code(r) for r in ACCESS + REQUEST + SERVICE} == {
+        "gateway_signin_required": -32000, "org_pin_mismatch": -32000, "org_config_refused": -32000,
+        "org_signin_ended": -32603, "consumer_terms_review_in_terminal": -32603,
+        "consumer_terms_accept_on_web": -32603, "cwd_unavailable": -32602, "config_file_invalid": -32603,
+        "proxy_invalid": -32603, "managed_settings_not_delivered": -32603,
+        "initialize_fields_not_delivered": -32603, "sideload_flags_disabled": -32603,
+        "resume_target_not_found": -32603, "a_reason_not_known_yet": -32603,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("reason", [None, "", 5, ["proxy_invalid"]])
+def test_an_error_result_without_a_start_up_reason_is_what_it_was(reason: object) -> None:
+    assert classify_result("error_during_execution", None, None, reason) is CONDITIONS["error_during_execution"]
+    assert classify_result("success", None, "Please run /login", reason) is CONDITIONS["login_required"]
+
+

@@ -13,8 +13,13 @@ started running). Writing is the SDK's, except that the SDK's ``initialize`` req
 prompt suggestions when the client shows them (:meth:`AdoptingTransport.write`; the SDK has no
 option for it); reading is too, except that each raw ``can_use_tool`` request is reported before
 the SDK handles it (:meth:`AdoptingTransport.read_messages`). :class:`SuggestingClient` is the
-SDK's client with one change: Claude Code's ``prompt_suggestion`` message, which the SDK's parser
-drops as an unknown type, is handed on as a :class:`lifecycle.agent.suggestions.PromptSuggestion`.
+SDK's client with two changes: Claude Code's ``prompt_suggestion`` message, which the SDK's parser
+drops as an unknown type, is handed on as a :class:`lifecycle.agent.suggestions.PromptSuggestion`;
+and a line the SDK's parser cannot parse (it raises, which would end the SDK's stream and with it
+the session's link to Claude Code) is handed on as a :class:`lifecycle.agent.messages.Unreadable`,
+which the session logs, counts and skips. A result's ``startup_failure_reason`` (a Claude Code
+that could not start), which the SDK's ``ResultMessage`` drops, is set on it under that name
+(:func:`lifecycle.claude.sdk_result` reads it).
 
 This builds on the SDK's private transport (the SDK has no public way to hand a transport a running
 process), through the seam :mod:`lifecycle.agent.sdk` only (its base class :data:`~lifecycle.agent.sdk.CliTransport`
@@ -36,6 +41,7 @@ from claude_agent_sdk import __version__ as sdk_version
 
 from . import sdk
 from .launch import EarlyCli, cli_env, spawn_cli, stop_cli
+from .messages import Unreadable
 from .sdk import CliTransport
 from .suggestions import PromptSuggestion
 
@@ -125,7 +131,7 @@ class SuggestingClient(ClaudeSDKClient):
 
     async def receive_messages(self) -> AsyncIterator[Any]:
         """The SDK's ``receive_messages`` (each message parsed, unknown types skipped), with the
-        prediction kept."""
+        prediction kept and a line the parser refuses handed on as :class:`Unreadable`."""
         query = sdk.client_query(self)
         if query is None:
             raise CLIConnectionError("Not connected. Call connect() first.")
@@ -133,6 +139,13 @@ class SuggestingClient(ClaudeSDKClient):
             if data.get("type") == "prompt_suggestion":
                 yield PromptSuggestion.from_raw(data)
                 continue
-            message = sdk.parse_message(data)
+            try:
+                message = sdk.parse_message(data)
+            except Exception:  # MessageParseError, or what a wrong-typed field makes it raise
+                yield Unreadable.from_raw(data)
+                continue
             if message is not None:
+                reason = data.get("startup_failure_reason") if data.get("type") == "result" else None
+                if isinstance(reason, str) and reason:  # the SDK's ResultMessage has no field for it
+                    message.startup_failure_reason = reason
                 yield message

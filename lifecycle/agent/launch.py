@@ -74,6 +74,9 @@ _ENTRYPOINT: Final = ("CLAUDE_CODE_ENTRYPOINT", "sdk-py")
 _SDK_VERSION_ENV: Final = "CLAUDE_AGENT_SDK_VERSION"
 _DERIVED_CLIENT_APP_ENV: Final = "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP"
 _SESSION_STATE_ENV: Final = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
+#: Claude Code writes a start-up failure as an error result with its reason (the reference's
+#: ``STARTUP_FAILURE_RESULTS_ENV``, ``dist/startup-failure.js``).
+STARTUP_FAILURE_RESULTS_ENV: Final = "CLAUDE_CODE_STARTUP_FAILURE_RESULTS"
 # Options :func:`cli_argv` renders (anything else: no early launch).
 _KNOWN: Final = frozenset(
     {
@@ -220,7 +223,9 @@ def cli_argv(cli: str, options: Mapping[str, Any]) -> list[str] | None:
 
 def cli_env(environ: Mapping[str, str], cwd: str, sdk_version: str) -> dict[str, str]:
     """Claude Code's environment as the Claude SDK sets it (no ``env`` option, no client app
-    label, no active trace)."""
+    label, no active trace), and, as the reference adapter sets it, ``CLAUDE_CODE_STARTUP_FAILURE_RESULTS``:
+    a Claude Code that cannot start writes an error result with its ``startup_failure_reason``
+    before it exits (the agent answers with it: :mod:`lifecycle.agent.startup_failures`)."""
     env = {k: v for k, v in environ.items() if k != "CLAUDECODE"}
     env[_ENTRYPOINT[0]] = _ENTRYPOINT[1]
     env[_SDK_VERSION_ENV] = sdk_version
@@ -228,6 +233,7 @@ def cli_env(environ: Mapping[str, str], cwd: str, sdk_version: str) -> dict[str,
     if not any(k.upper() == _SESSION_STATE_ENV for k in env):
         env[_SESSION_STATE_ENV] = "1"
     env["PWD"] = cwd
+    env[STARTUP_FAILURE_RESULTS_ENV] = "1"
     return env
 
 

@@ -16,6 +16,15 @@ Rules
 * A value of the wrong type reads as absent (a subtype that is no string is None, a data that is
   no mapping is empty, a name that is no string is not named): a message the agent did not
   expect ends nothing.
+* A message is **malformed** (:attr:`Kind.MALFORMED`) when a field the SDK's class requires and
+  the lanes build on is not of its type (:func:`malformed`: a streamed delta's ``event`` no
+  mapping, an answer's ``content`` no list, a result's ``subtype``, ``is_error``, ``num_turns``,
+  ``session_id`` or durations not what the SDK declares, a usage-limit event's ``status`` no
+  string; a system message has none: its subtype and data read as absent), and so is a line the
+  SDK could not parse at all (:class:`Unreadable`, handed on by
+  :class:`lifecycle.agent.adopt.SuggestingClient`). No lane sees a malformed message: the session
+  logs it (its type and subtype, never its content), counts it and skips it, so the turn ends as
+  it would have without it (docs/acp-agent.md, "A line nobody expected").
 * A lane's output is a list of :class:`Step` (updates to show, then an event to judge), in the
   order they are sent; its input, the record on its way (:class:`Pass`); what a session's lanes
   are built from, :class:`LaneParts`. They live here, beside the record, so that no lane module
@@ -31,6 +40,7 @@ their names.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -44,7 +54,10 @@ if TYPE_CHECKING:
     from .mcp import McpServers
     from .stream import StreamRenderer
 
-__all__ = ["KINDS", "ClaudeMessage", "Kind", "LaneParts", "Pass", "PromptSuggestion", "Step", "read"]
+__all__ = [
+    "KINDS", "ClaudeMessage", "Kind", "LaneParts", "Pass", "PromptSuggestion", "Step", "Unreadable", "malformed",
+    "read",
+]  # fmt: skip
 
 
 class Kind(StrEnum):
@@ -57,6 +70,7 @@ class Kind(StrEnum):
     SYSTEM = "system"  # SystemMessage (init, status, compact_boundary, api_retry, ...)
     RATE_LIMIT = "rate_limit"  # RateLimitEvent: a usage-limit window changed state
     SUGGESTION = "suggestion"  # the predicted next prompt (suggestions.py)
+    MALFORMED = "malformed"  # unreadable, or a required field of the wrong type: skipped
     OTHER = "other"  # any other class (the SDK's task messages, a newer SDK's): judged as system
 
 
@@ -70,9 +84,12 @@ KINDS: Final[Mapping[str, Kind]] = MappingProxyType(
         "SystemMessage": Kind.SYSTEM,
         "RateLimitEvent": Kind.RATE_LIMIT,
         "PromptSuggestion": Kind.SUGGESTION,
+        "Unreadable": Kind.MALFORMED,
     }
 )
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+#: The line's ``type`` where it is not the kind's name (a skipped message is logged by its type).
+_WIRE: Final[Mapping[Kind, str]] = MappingProxyType({Kind.STREAM: "stream_event", Kind.RATE_LIMIT: "rate_limit_event"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +103,31 @@ class PromptSuggestion:
     def from_raw(cls, data: Mapping[str, Any]) -> PromptSuggestion:
         text = data.get("suggestion")
         return cls(text if isinstance(text, str) else "")
+
+
+#: What a type or subtype is shown as in a log line when it is no plain name (never its content).
+_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+def _name(value: object) -> str | None:
+    """``value`` when it is a plain name (a type, a subtype), else None: a log line never carries
+    what a hostile line put there."""
+    return value if isinstance(value, str) and _NAME.fullmatch(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line of Claude Code's the SDK could not parse: its type and subtype (plain names only),
+    never its content."""
+
+    type: str | None
+    subtype: str | None
+
+    @classmethod
+    def from_raw(cls, data: object) -> Unreadable:
+        if not isinstance(data, Mapping):
+            return cls(None, None)
+        return cls(_name(data.get("type")), _name(data.get("subtype")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +179,8 @@ class Pass:
 def read(message: object) -> ClaudeMessage:
     """``message`` as its record (see the module); never raises."""
     kind = KINDS.get(type(message).__name__, Kind.OTHER)
+    if kind is Kind.MALFORMED or (kind is not Kind.OTHER and malformed(kind, message)):
+        return _skipped(kind, message)
     if kind is Kind.SUGGESTION:
         text = getattr(message, "suggestion", None)
         suggestion = text if isinstance(text, str) else ""
@@ -154,6 +198,46 @@ def read(message: object) -> ClaudeMessage:
         names=_names(message, data),
         origin=_origin(message) if kind is Kind.RESULT else None,
     )
+
+
+def _skipped(kind: Kind, message: object) -> ClaudeMessage:
+    """The record of a message no lane sees: its type and subtype (plain names only)."""
+    if kind is Kind.MALFORMED:  # a line the SDK refused
+        data = {"type": _name(getattr(message, "type", None)), "unparsable": True}
+    else:
+        data = {"type": _WIRE.get(kind, kind.value)}
+    subtype = _name(getattr(message, "subtype", None))
+    return ClaudeMessage(Kind.MALFORMED, message, subtype=subtype, data=MappingProxyType(data))
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def malformed(kind: Kind, message: object) -> bool:
+    """Whether a field the SDK's class requires for ``kind``, and the lanes build on, is not of
+    the type the SDK declares (see the module)."""
+
+    def get(name: str) -> object:
+        return getattr(message, name, None)
+
+    if kind is Kind.STREAM:
+        return not isinstance(get("event"), Mapping)
+    if kind is Kind.ASSISTANT:
+        return not isinstance(get("content"), list) or not isinstance(get("model"), str)
+    if kind is Kind.USER:
+        return not isinstance(get("content"), str | list)
+    if kind is Kind.RESULT:
+        return not (
+            isinstance(get("subtype"), str)
+            and isinstance(get("is_error"), bool)
+            and isinstance(get("num_turns"), int) and not isinstance(get("num_turns"), bool)
+            and isinstance(get("session_id"), str)
+            and _number(get("duration_ms")) and _number(get("duration_api_ms"))
+        )  # fmt: skip
+    if kind is Kind.RATE_LIMIT:
+        return not isinstance(getattr(get("rate_limit_info"), "status", None), str)
+    return False
 
 
 def _names(message: object, data: Mapping[str, Any]) -> tuple[str, ...]:

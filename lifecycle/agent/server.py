@@ -52,6 +52,7 @@ from .replay import replay
 from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
 from .startup import log_initialize
+from .startup_failures import request_error
 from .stored import session_info, stored_messages
 from .translate import local_zone
 from .transport import StdioTransport
@@ -313,20 +314,36 @@ class ClaudeAcpAgent:
         cwd, dirs = self._cwd(cwd), _directories(additional_directories)
         early = self._take_early(cwd, mcp_servers)
         session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers, dirs, early)
-        if session.settings.models or not self.config.start_early:
-            self._started(session)
-            log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
-            return NewSessionResponse(session_id=session.id, **_session_state(session))
-        # No model known yet (a first run of this Claude Code here): the answer waits for its own
-        # (clients check ``--model`` against it). The session's publisher is held meanwhile, so
-        # what that report shows (models, commands) follows the answer: the client knows the
-        # session by then. Released as the handler returns, before anything can run: the SDK
-        # queues the answer first.
+        # The answer waits for Claude Code's start (as the reference's waits for its initialize), so
+        # a Claude Code that cannot start fails this request (:meth:`_until_started`); with no
+        # model known yet (a first run of this Claude Code here) for its models too (clients check
+        # ``--model`` against them). The session's publisher is held meanwhile, so what the start
+        # shows (models, commands) follows the answer: the client knows the session by then.
+        # Released as the handler returns, before anything can run: the SDK queues the answer first.
         async with session.publisher.hold():
             self._started(session)
-            await self._until_reported(session)
+            if not session.settings.models and self.config.start_early:
+                await self._until_reported(session)
+            await self._until_started(session)
             log.info("session.new", session_id=session.id, epoch=session.publisher.ledger.epoch)
             return NewSessionResponse(session_id=session.id, **_session_state(session))
+
+    async def _until_started(self, session: _Session) -> None:
+        """Wait (at most :data:`STARTUP_WAIT_S`) for the session's start in the background; when
+        Claude Code reported that it could not start, the request fails with its reason and
+        message (:func:`lifecycle.agent.startup_failures.request_error`) and the session is not
+        kept. A start that takes longer fails the first prompt the same way."""
+        starting = session.starting
+        if starting is not None and not starting.done():
+            await asyncio.wait({starting}, timeout=STARTUP_WAIT_S)
+        failure = session.start_failure()
+        if failure is None:
+            return
+        if self._sessions.get(session.id) is session:
+            del self._sessions[session.id]
+        await session.close()
+        log.info("session.start_failed", session_id=session.id, reason=(failure.startup_failure or "")[:64])
+        raise request_error(failure)
 
     async def _until_reported(self, session: _Session) -> None:
         """Wait (at most :data:`MODELS_WAIT_S`) until a Claude Code reported its models, or the
@@ -376,6 +393,7 @@ class ClaudeAcpAgent:
         if notice is not None:  # what could not be read, after what could (a notice, not a failure)
             await session.feed(Informational(content=notice, level="warning"))
         self._started(session)
+        await self._until_started(session)
         return LoadSessionResponse(**_session_state(session))
 
     @_guarded
@@ -395,6 +413,7 @@ class ClaudeAcpAgent:
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
         session = await self._open(session_id, cwd, mcp_servers, dirs)
         self._started(session)
+        await self._until_started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
         return ResumeSessionResponse(**_session_state(session))
 
@@ -533,6 +552,10 @@ class ClaudeAcpAgent:
 #: How long a ``session/new`` waits for Claude Code's models when none are known (Claude Code
 #: answers its ``initialize`` about half a second after it starts).
 MODELS_WAIT_S = 5.0
+#: How long ``session/new``, ``session/load`` and ``session/resume`` wait for Claude Code's start
+#: (a start-up failure is reported within a second of the start; a start that takes longer is the
+#: first prompt's to report).
+STARTUP_WAIT_S = 5.0
 #: Seconds a SIGINT waits for the running prompts' ``cancelled`` answers before the agent exits.
 DRAIN_S = 2.0
 _MAX_CLOSED = 1024  # closed session ids remembered (for "session closed" rather than "unknown")

@@ -23,18 +23,19 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
-from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, RuntimeReplaced
+from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
-from .messages import Step, read
+from .messages import ClaudeMessage, Kind, Step, read
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
+from .startup_failures import startup_failure
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
@@ -106,6 +107,7 @@ class _Session:
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
         self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
+        self._skipped = 0  # Claude Code's messages skipped: malformed, or no lane could take them
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
         if self.closed:
@@ -135,11 +137,24 @@ class _Session:
         """The runtime's pump hands each SDK message here: it is read once
         (:func:`lifecycle.agent.messages.read`), run through the session's lanes
         (:meth:`lifecycle.agent.lanes.Lanes.run`), and each step sent as one publisher step.
-        Returns whether it ended the turn in flight."""
+        Returns whether it ended the turn in flight. A malformed message (:attr:`Kind.MALFORMED`),
+        or one a lane cannot take (it raises), is logged, counted and skipped: it ends nothing and
+        no record is made of it (a result's lane failure is an adapter bug, fed as one)."""
+        record = read(message)
+        if record.kind is Kind.MALFORMED:
+            self._skip(record, reason="unparsable" if record.data.get("unparsable") else "malformed")
+            return False
         try:
             steps, ends = self.lanes.run(
-                read(message), turn=self.current_turn, quiet=self._quiet(), prompt_open=not self._idle()
+                record, turn=self.current_turn, quiet=self._quiet(), prompt_open=not self._idle()
             )
+        except Exception as exc:
+            if record.kind is not Kind.RESULT:
+                self._skip(record, reason=type(exc).__name__)
+                return False
+            steps, ends = [Step(event=InternalError())], False
+            log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)
+        try:
             await self._emit(steps, generation)
         except Exception as exc:  # an adapter bug, not a runtime failure
             log.error("runtime.event_failed", session_id=self.id, error_type=type(exc).__name__)
@@ -147,6 +162,18 @@ class _Session:
                 await self.feed(InternalError(), runtime=generation)
             return False
         return ends
+
+    @property
+    def skipped_messages(self) -> int:
+        """How many of Claude Code's messages this session skipped (:meth:`receive`)."""
+        return self._skipped
+
+    def _skip(self, record: ClaudeMessage, *, reason: str) -> None:
+        """Log (type and subtype only, never content) and count a message that is skipped."""
+        self._skipped += 1
+        kind = record.data.get("type") if record.kind is Kind.MALFORMED else record.kind.value
+        log.warning("runtime.message_skipped", session_id=self.id, type=kind, subtype=record.subtype,
+                    reason=reason, skipped=self._skipped)  # fmt: skip
 
     async def runtime_ended(self, generation: int, exc: BaseException | None) -> None:
         """The runtime's stream ended (``exc``: how it failed)."""
@@ -187,6 +214,11 @@ class _Session:
         return title if isinstance(title, str) else None
 
     # -------------------------------------------------------------- starting Claude Code
+
+    def start_failure(self) -> Result | None:
+        """Why the background start failed, when Claude Code said it could not start (a request
+        that waited for the start fails with it: :mod:`lifecycle.agent.startup_failures`)."""
+        return startup_failure(self._early_failure)
 
     @property
     def starting(self) -> asyncio.Future[None] | None:
@@ -400,7 +432,8 @@ class _Session:
                 rt = await self.ensure_runtime()
             except Exception as exc:
                 log.warning("runtime.start_failed", session_id=self.id, error_type=type(exc).__name__)
-                await self.feed(QueryError(message=type(exc).__name__))
+                # Claude Code said why it could not start: that result settles the turn
+                await self.feed(startup_failure(exc) or QueryError(message=type(exc).__name__))
                 return
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send

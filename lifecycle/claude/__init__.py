@@ -114,6 +114,11 @@ def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
     return None
 
 
+#: ``user:password@`` in a value without a scheme (``HTTPS_PROXY=alice:pw@proxy:8080``, which Claude
+#: Code quotes in its start-up failure's message; the redaction's URL rule needs ``scheme://``).
+_SCHEMELESS_USERINFO: Final = re.compile(r"(?<![\w.%+-])([\w.%+-]+):[^\s@/\"']+@(?=[\w.-])")
+
+
 def _result(
     subtype: object,
     is_error: object,
@@ -122,6 +127,7 @@ def _result(
     api_error_status: object,
     stop_reason: object,
     terminal_reason: object,
+    startup_failure: object = None,
 ) -> Result:
     sub = _str(subtype)
     # Only an explicit ``is_error: false`` on a ``success`` result is a success; anything else
@@ -130,6 +136,8 @@ def _result(
     errs: tuple[str, ...] = ()
     if errors is not None and isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
         errs = tuple(e for e in errors if isinstance(e, str))
+    if _str(startup_failure):  # its message quotes a setting as given (a proxy URL without its scheme)
+        errs = tuple(_SCHEMELESS_USERINFO.sub(r"\1:[redacted credential]@", e) for e in errs)
     return Result(
         subtype=sub,
         is_error=failed,
@@ -138,6 +146,7 @@ def _result(
         api_error_status=_int(api_error_status),
         stop_reason=_str(stop_reason),
         terminal_reason=_str(terminal_reason),
+        startup_failure=_str(startup_failure) or None,
     )
 
 
@@ -175,6 +184,7 @@ def _stream_result(line: Mapping[str, Any]) -> Event:
         line.get("api_error_status"),
         line.get("stop_reason"),
         line.get("terminal_reason"),
+        line.get("startup_failure_reason"),
     )
 
 
@@ -367,6 +377,7 @@ def sdk_result(message: object) -> Event:
         getattr(message, "api_error_status", None),
         getattr(message, "stop_reason", None),
         getattr(message, "terminal_reason", None),
+        getattr(message, "startup_failure_reason", None),  # set from the raw line (agent/adopt.py)
     )
 
 
@@ -388,6 +399,7 @@ def from_sdk_exception(exc: BaseException) -> Event:
     shown or logged.
     """
     if type(exc).__name__ == "ResultError":
+        line = getattr(exc, "data", None)  # the raw result line (the SDK's ResultMessage drops the reason)
         return _result(
             getattr(exc, "subtype", None),
             True,
@@ -396,5 +408,6 @@ def from_sdk_exception(exc: BaseException) -> Event:
             getattr(exc, "api_error_status", None),
             None,
             getattr(exc, "terminal_reason", None),
+            line.get("startup_failure_reason") if isinstance(line, Mapping) else None,
         )
     return QueryError(message=type(exc).__name__)

@@ -76,6 +76,9 @@ SERVER_ERROR_TEXT = "API Error: Connection error."
 LIMIT_RESULT_TEXT = "Reached maximum budget ($0.50)"
 #: A login request that arrives only as an ``is_error`` result's text (issue 21 rule 7: ``access``).
 LOGIN_RESULT_TEXT = "OAuth token has expired · Run /login to sign in again"
+#: A Claude Code that could not start, for a sign-in reason (issue 49 point 2: ``access``).
+STARTUP_SIGNIN_TEXT = "Your gateway session has expired. Run /login to sign in again."
+STARTUP_SIGNIN_REASON = "gateway_signin_required"
 LOCAL_COMMAND_TEXT = "No response requested."
 ANSWER_TEXT = "Hello! How can I help?"
 FALLBACK_TEXTS = (

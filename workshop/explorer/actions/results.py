@@ -1,6 +1,6 @@
 """A turn's answers and results: a real model answer, a local command's ``<synthetic>`` answer, and
 the results (success, error, a stop reason that wins over ``is_error``, a budget limit, a login
-request only in the result's text).
+request only in the result's text, a Claude Code that could not start for a sign-in reason).
 
 Rules: ``recovers`` is the spec's table of what each may end ("Internal recovery"); a result
 arrives from a live runtime whose turn is not waiting for a permission answer.
@@ -20,6 +20,8 @@ from ..world import (
     MAX_TOKENS_TEXT,
     REFUSAL_TEXT,
     RESULT_ERROR_TEXT,
+    STARTUP_SIGNIN_REASON,
+    STARTUP_SIGNIN_TEXT,
 )
 
 __all__: list[str] = []
@@ -92,6 +94,23 @@ REGISTRY.add_actions(
                 "is_error": True,
                 "stop_reason": "max_tokens",
                 "errors": [LIMIT_RESULT_TEXT],
+            },
+        ),
+        unless_waiting(alive),
+        "result_error",
+        settles_with_failure=True,
+        turn_frame=True,
+    ),
+    # Issue 49 point 2: Claude Code could not start (its result, with CLAUDE_CODE_STARTUP_FAILURE_RESULTS=1).
+    Action(
+        "startup_failure",
+        lambda w: (
+            {
+                "type": "result",
+                "subtype": "error_during_execution",
+                "is_error": True,
+                "errors": [STARTUP_SIGNIN_TEXT],
+                "startup_failure_reason": STARTUP_SIGNIN_REASON,
             },
         ),
         unless_waiting(alive),

@@ -21,7 +21,7 @@ from lifecycle.wire import Category, SessionFailure, Severity
 
 from ..registry import REGISTRY
 from ..steps import Step
-from ..world import LIMIT_RESULT_TEXT, LOGIN_RESULT_TEXT, SERVER_ERROR_TEXT
+from ..world import LIMIT_RESULT_TEXT, LOGIN_RESULT_TEXT, SERVER_ERROR_TEXT, STARTUP_SIGNIN_REASON, STARTUP_SIGNIN_TEXT
 from .reading import kind_of
 
 __all__: list[str] = []
@@ -73,7 +73,7 @@ def provider_error_is_service(s: Step) -> str | None:
 
 @invariant
 def login_request_in_result_is_access(s: Step) -> str | None:
-    """"synthetic login message → `access`"; "authentication: `login`"; "authentication remains
+    """ "synthetic login message → `access`"; "authentication: `login`"; "authentication remains
     active until successful `auth_status`": a login request that arrives only as an error result's
     text is that failure."""
     found = False
@@ -88,6 +88,29 @@ def login_request_in_result_is_access(s: Step) -> str | None:
             return f"{rec.id} was delivered but is not active until auth_status"
     if _fresh_turn_settled(s, "login_result") and s.after.ledger.negotiated and not found:
         return f"{s.name} published no record for the login request"
+    return None
+
+
+@invariant
+def startup_failure_is_its_reasons_row(s: Step) -> str | None:
+    """Issue 49 point 2, by the spec's tables: a Claude Code that could not start for a sign-in
+    reason is `access` with `login` ("authentication: `login`"), active until a successful
+    `auth_status` ("authentication remains active until successful `auth_status`"); "If no capable
+    client negotiated the extension, existing JSON-RPC errors … remain unchanged": a legacy client
+    gets the reference's error (`-32000`, Claude Code's message, `data.startupFailureReason`)."""
+    for _, ok, rec in s.records():
+        if rec.title != STARTUP_SIGNIN_TEXT:
+            continue
+        if _shown(rec) != (Category.ACCESS, [WireAction.LOGIN.value]):
+            return f"{rec.id} r{rec.revision} is {_shown(rec)}, expected access with login"
+        got = {a.id: a for a in s.after.active}.get(rec.id)
+        if ok and (got is None or got.recovery is not Recovery.AUTH_STATUS):
+            return f"{rec.id} was delivered but is not active until auth_status"
+    if _fresh_turn_settled(s, "startup_failure") and not s.after.ledger.negotiated:
+        errors = [o for o, _ in s.sent if isinstance(o, PromptErrorOut)]
+        want = (-32000, STARTUP_SIGNIN_TEXT, {"startupFailureReason": STARTUP_SIGNIN_REASON})
+        if [(o.code, o.message, o.data) for o in errors] != [want]:
+            return f"{s.name} answered a legacy client {[(o.code, o.message, o.data) for o in errors]}"
     return None
 
 
@@ -122,6 +145,11 @@ REGISTRY.add_targets(
         "provider_error_after_retries",
         "Claude's provider error settled a turn that had shown retry warnings",
         lambda s: _settled_with(s, SERVER_ERROR_TEXT) and any(r.revision >= 2 for _, _, r in s.records()),
+    ),
+    (
+        "startup_failure_settled",
+        "a Claude Code that could not start for a sign-in reason settled its turn with that record",
+        lambda s: _settled_with(s, STARTUP_SIGNIN_TEXT),
     ),
     (
         "login_result_active",

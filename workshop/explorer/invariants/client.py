@@ -63,7 +63,9 @@ def legacy_unchanged(s: Step) -> str | None:
         # Claude's authentication failure settles with -32000, unless the runtime was lost (rule 6).
         # ... and a login request only in the result's text (issue 21 rule 7) likewise.
         held = s.before.turn_failure if s.before is not None else None
-        auth = (held == "auth" or (held is None and s.name == "login_result")) and not (s.action and s.action.loss)
+        # (a start-up failure for a sign-in reason too: the reference's code for it, issue 49)
+        fresh_auth = s.name in ("login_result", "startup_failure")
+        auth = (held == "auth" or (held is None and fresh_auth)) and not (s.action and s.action.loss)
         code = -32000 if auth else -32603
         if len(settles) != 1 or not isinstance(settles[0], PromptErrorOut) or settles[0].code != code:
             got = [outcome(o) for o in settles]
