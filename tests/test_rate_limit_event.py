@@ -3,7 +3,8 @@
 
 Expected values are literals: the infos are the ones Claude Code 2.1.332 printed against the
 fake API's unified rate-limit headers (tests/e2e/test_rate_limits.py, docstring) or recorded
-(``usage_limit_gateway.sdk.jsonl``). Hostile values follow the module's rule (lifecycle/claude,
+(``usage_limit_gateway.sdk.jsonl`` of the CLI 2.1.337 set, ``tests/conftest.py``'s ``FIXTURES``).
+Hostile values follow the module's rule (lifecycle/claude,
 docstring): a missing info or unknown status is :class:`MalformedMessage`; an unreadable window,
 share or reset is unknown (None), never a number. The general dispatchers return the same window
 (issue 32, phase 2: the ledger judges it).
@@ -126,7 +127,7 @@ def test_the_recorded_usage_limit_event_is_a_rejected_five_hour_window() -> None
         "five_hour",
         "rejected",
         None,
-        1796227569,
+        1796662800,  # the reset the CLI 2.1.337 recording carries (resets_at and raw resetsAt)
     )
     assert window.raw["overageDisabledReason"] == "org_level_disabled"
 
