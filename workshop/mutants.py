@@ -461,8 +461,8 @@ def _unreachable_api_is_connection(p: _Patches) -> None:
 def _login_result_is_service(p: _Patches) -> None:
     orig: Callable[..., Any] = getattr(surfaces_mod, "classify_result")  # noqa: B009 (not exported)
 
-    def classify_result(subtype: object, terminal_reason: object, text: object = None) -> Any:
-        return orig(subtype, terminal_reason)  # "the result's text is only its title"
+    def classify_result(subtype: object, terminal_reason: object, text: object = None, startup: object = None) -> Any:
+        return orig(subtype, terminal_reason, None, startup)  # "the result's text is only its title"
 
     p.attr(surfaces_mod, "classify_result", classify_result)
 
