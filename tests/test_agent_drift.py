@@ -43,18 +43,18 @@ from claude_agent_sdk._internal.query import Query
 from lifecycle.agent import sdk
 from lifecycle.agent.config import AgentConfig, claude_cli
 from lifecycle.agent.launch import cli_options
-from lifecycle.agent.messages import KINDS
+from lifecycle.agent.messages import KINDS, OWN_CLASSES
 from lifecycle.agent.modes import SessionSettings
 
 HERE = Path(__file__).parent
 EXPECTED = HERE / "agent_drift.json"
 AGENT = HERE.parent / "lifecycle" / "agent"
 
-#: SDK classes the agent reads or builds: KINDS' (but the agent's own PromptSuggestion), the system
+#: SDK classes the agent reads or builds: KINDS' (but the agent's own, OWN_CLASSES), the system
 #: messages' subclasses it meets, the content blocks, and what stored sessions and permissions use.
 CLASSES = sorted(
     {
-        *(name for name in KINDS if name != "PromptSuggestion"),
+        *(name for name in KINDS if name not in OWN_CLASSES),
         "TaskStartedMessage", "TaskProgressMessage", "TaskNotificationMessage", "RateLimitInfo",
         "TextBlock", "ThinkingBlock", "ToolUseBlock", "ToolResultBlock",
         "SDKSessionInfo", "SessionMessage",

@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     from .stream import StreamRenderer
 
 __all__ = [
-    "KINDS", "ClaudeMessage", "Kind", "LaneParts", "Pass", "PromptSuggestion", "Step", "Unreadable", "malformed",
-    "read",
+    "KINDS", "OWN_CLASSES", "ClaudeMessage", "Kind", "LaneParts", "Pass", "PromptSuggestion", "Step", "Unreadable",
+    "malformed", "read",
 ]  # fmt: skip
 
 
@@ -87,6 +87,9 @@ KINDS: Final[Mapping[str, Kind]] = MappingProxyType(
         "Unreadable": Kind.MALFORMED,
     }
 )
+#: The names in :data:`KINDS` that are the agent's own classes, not the SDK's (the SDK drops a
+#: prediction and refuses an unparsable line; the agent's SDK client hands both on).
+OWN_CLASSES: Final = frozenset({"PromptSuggestion", "Unreadable"})
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 #: The line's ``type`` where it is not the kind's name (a skipped message is logged by its type).
 _WIRE: Final[Mapping[Kind, str]] = MappingProxyType({Kind.STREAM: "stream_event", Kind.RATE_LIMIT: "rate_limit_event"})
