@@ -335,7 +335,15 @@ class ClaudeAcpAgent:
         kept. A start that takes longer fails the first prompt the same way."""
         starting = session.starting
         if starting is not None and not starting.done():
-            await asyncio.wait({starting}, timeout=STARTUP_WAIT_S)
+            # Until Claude Code answered the SDK's initialize, or its start ended (a start-up
+            # failure): not until the start's end, which shows what Claude Code reported through
+            # the publisher that new_session holds (waiting for it would wait out the timeout).
+            connected = asyncio.ensure_future(session.connected.wait())
+            try:
+                waits: set[asyncio.Future[Any]] = {starting, connected}
+                await asyncio.wait(waits, timeout=STARTUP_WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                connected.cancel()
         failure = session.start_failure()
         if failure is None:
             return

@@ -107,6 +107,10 @@ class _Session:
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
         self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
+        # Set once a Claude Code of this session answered the SDK's initialize (it started): a
+        # request waiting for the start stops there, not at the start's end, which shows what
+        # Claude Code reported through the publisher that request may hold (server.py).
+        self.connected = asyncio.Event()
         self._skipped = 0  # Claude Code's messages skipped: malformed, or no lane could take them
 
     async def feed(self, event: Event, *, runtime: int | None = None) -> bool:
@@ -288,6 +292,7 @@ class _Session:
         new = _Runtime(self.id, generation, client, self.receive, self.runtime_ended)
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
         await new.start(self.config.connect_timeout)
+        self.connected.set()  # Claude Code answered the SDK's initialize: it started
         if replacing:
             # Only now: the old runtime's loss stays active until a working replacement exists.
             await self.feed(RuntimeReplaced())
