@@ -28,6 +28,13 @@ PROXY_MESSAGE = (
     'Proxy settings must be a complete URL including the scheme, e.g. "http://proxy.example.com:8080".\n'
     "Fix or unset HTTPS_PROXY and restart Claude Code."
 )
+#: :data:`PROXY_MESSAGE` as the agent shows it anywhere (title, JSON-RPC message, log): the
+#: environment value it quotes masked (developers' guide, Security; the reference shows it as it is).
+PROXY_SHOWN = (
+    'Invalid proxy URL in HTTPS_PROXY: "[redacted env]" cannot be parsed as a URL.\n'
+    'Proxy settings must be a complete URL including the scheme, e.g. "http://proxy.example.com:8080".\n'
+    "Fix or unset HTTPS_PROXY and restart Claude Code."
+)
 STARTUP_LINE: dict[str, Any] = {
     "type": "result", "subtype": "error_during_execution", "duration_ms": 0, "duration_api_ms": 0,
     "is_error": True, "num_turns": 0, "stop_reason": None, "session_id": "s1", "total_cost_usd": 0,

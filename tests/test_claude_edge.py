@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import ResultError as SdkResultError
-from sdk_messages import PROXY_MESSAGE, STARTUP_LINE, result_message
+from sdk_messages import PROXY_MESSAGE, PROXY_SHOWN, STARTUP_LINE, result_message
 
 from lifecycle.claude import MalformedMessage, from_sdk_exception, from_sdk_message, from_stream_json, text_of
 from lifecycle.events import (
@@ -489,7 +489,7 @@ def test_an_assistant_line_without_a_message_object_is_malformed_and_says_so() -
 def test_the_claude_edge_reads_the_reason_from_the_raw_line() -> None:
     event = from_stream_json(STARTUP_LINE)
     assert isinstance(event, Result) and event.startup_failure == "proxy_invalid"
-    assert event.errors == (PROXY_MESSAGE,) and event.is_error
+    assert event.errors == (PROXY_SHOWN,) and event.is_error
     for value in (None, "", 7):
         other = from_stream_json({**STARTUP_LINE, "startup_failure_reason": value})
         assert isinstance(other, Result) and other.startup_failure is None
@@ -509,19 +509,29 @@ def test_the_claude_edge_reads_the_reason_from_the_raw_line() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        ("alice:s3cretpass@proxy.corp:8080", "alice:[redacted credential]@proxy.corp:8080"),
-        ("corp.user%40x:p%21ss@10.0.0.1", "corp.user%40x:[redacted credential]@10.0.0.1"),
-        ("not-a-url", "not-a-url"),  # nothing secret: Claude Code's message as it is
-        ("proxy.corp:8080", "proxy.corp:8080"),
-    ],
+    "value",
+    ["alice:s3cretpass@proxy.corp:8080", "corp.user%40x:p%21ss@10.0.0.1", "not-a-url", "proxy.corp:8080", ""],
 )
-def test_a_start_up_failure_quoting_a_proxy_with_its_password_never_shows_it(value: str, shown: str) -> None:
-    """docs/security.md: no credential in any title; the redaction's URL rule needs ``scheme://``,
-    and Claude Code quotes ``HTTPS_PROXY`` as the user set it (issue 49 point 2)."""
+def test_a_start_up_failure_never_shows_the_environment_value_it_quotes(value: str) -> None:
+    """Developers' guide, Security: no environment value in any title, details or log line. Claude
+    Code 2.1.337 quotes ``HTTPS_PROXY`` as the user set it (issue 49 point 2); only the name stays."""
     text = PROXY_MESSAGE.replace("not-a-url", value)
-    event = from_stream_json({**STARTUP_LINE, "errors": [text]})
-    assert isinstance(event, Result) and event.errors == (PROXY_MESSAGE.replace("not-a-url", shown),)
+    event = from_stream_json({**STARTUP_LINE, "errors": [text], "result": text})
+    assert isinstance(event, Result) and event.errors == (PROXY_SHOWN,) and event.result == PROXY_SHOWN
     plain = from_stream_json({**STARTUP_LINE, "errors": [text], "startup_failure_reason": None})
     assert isinstance(plain, Result) and plain.errors == (text,)  # only a start-up failure's message
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Cannot reach proxy alice:s3cretpass@proxy.corp:8080.",
+         "Cannot reach proxy alice:[redacted credential]@proxy.corp:8080."),
+        ('Bad value in X: "a b"', 'Bad value in X: "a b"'),  # not an environment name: as it is
+        ('NO_PROXY: "*.corp" and HTTP_PROXY: "h"', 'NO_PROXY: "[redacted env]" and HTTP_PROXY: "[redacted env]"'),
+    ],
+)
+def test_a_start_up_failure_masks_credentials_quoted_any_other_way(text: str, shown: str) -> None:
+    """A password in a value without ``scheme://`` (which the redaction's URL rule needs) is masked too."""
+    event = from_stream_json({**STARTUP_LINE, "errors": [text]})
+    assert isinstance(event, Result) and event.errors == (shown,)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sdk_messages import PROXY_MESSAGE, STARTUP_LINE
+from sdk_messages import PROXY_MESSAGE, PROXY_SHOWN, STARTUP_LINE
 from session_harness import Session
 
 from lifecycle.agent.startup_failures import request_error
@@ -27,6 +27,7 @@ from lifecycle.claude import from_stream_json
 from lifecycle.events import AuthStatus, PromptErrorOut, PromptResponseOut, PromptStarted, Result
 
 MESSAGE, LINE = PROXY_MESSAGE, STARTUP_LINE
+SHOWN = PROXY_SHOWN  # the HTTPS_PROXY value masked (developers' guide, Security)
 
 
 def _failed(negotiated: bool, reason: str = "proxy_invalid", message: str = MESSAGE) -> tuple[Session, list[Any]]:
@@ -43,7 +44,7 @@ def test_a_capable_client_gets_the_typed_record_on_the_prompt_response() -> None
     record = answer.to_jsonrpc()["result"]["_meta"]["jetbrains"]["air"]["sessionFailure"]
     assert (record["id"], record["category"], record["severity"], record["actions"]) == (
         "t1:error", "service", "error", ["retry"])  # fmt: skip
-    assert (record["title"] + "\n" + record.get("details", "")).startswith(MESSAGE.split("\n")[0][:60])
+    assert (record["title"] + "\n" + record.get("details", "")).startswith(SHOWN.split("\n")[0])
     assert s.active_ids == ["t1:error"]
 
 
@@ -61,7 +62,7 @@ def test_a_legacy_client_gets_the_references_error(reason: str, code: int) -> No
     _, out = _failed(False, reason)
     (answer,) = out
     assert isinstance(answer, PromptErrorOut)
-    assert (answer.code, answer.message, answer.data) == (code, MESSAGE, {"startupFailureReason": reason})
+    assert (answer.code, answer.message, answer.data) == (code, SHOWN, {"startupFailureReason": reason})
     assert "jetbrains" not in str(answer.to_jsonrpc())
 
 
@@ -69,7 +70,7 @@ def test_the_request_error_is_the_references() -> None:
     event = from_stream_json(LINE)
     assert isinstance(event, Result)
     err = request_error(event)
-    assert (err.code, str(err), err.data) == (-32603, MESSAGE, {"startupFailureReason": "proxy_invalid"})
+    assert (err.code, str(err), err.data) == (-32603, SHOWN, {"startupFailureReason": "proxy_invalid"})
     secret = from_stream_json({**LINE, "errors": ["bad key sk-ant-api03-" + "a" * 80 + " in settings"]})
     assert isinstance(secret, Result) and "sk-ant-api03-aaaa" not in str(request_error(secret))
     bare = from_stream_json({**LINE, "errors": []})

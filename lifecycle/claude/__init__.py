@@ -114,9 +114,19 @@ def _system(subtype: object, data: Mapping[str, Any]) -> Event | None:
     return None
 
 
-#: ``user:password@`` in a value without a scheme (``HTTPS_PROXY=alice:pw@proxy:8080``, which Claude
-#: Code quotes in its start-up failure's message; the redaction's URL rule needs ``scheme://``).
+#: An environment variable's value as Claude Code quotes it in a start-up failure's message
+#: (``Invalid proxy URL in HTTPS_PROXY: "alice:pw@proxy:8080" cannot be parsed as a URL.``): the
+#: value is the user's environment, shown nowhere (docs/security.md), so only the name stays.
+_QUOTED_ENV_VALUE: Final = re.compile(r'\b([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+): "[^"\n]*"')
+#: ``user:password@`` in a value without a scheme, quoted some other way (the redaction's URL rule
+#: needs ``scheme://``).
 _SCHEMELESS_USERINFO: Final = re.compile(r"(?<![\w.%+-])([\w.%+-]+):[^\s@/\"']+@(?=[\w.-])")
+
+
+def _startup_text(text: str) -> str:
+    """A start-up failure's message without the environment values it quotes."""
+    text = _QUOTED_ENV_VALUE.sub(r'\1: "[redacted env]"', text)
+    return _SCHEMELESS_USERINFO.sub(r"\1:[redacted credential]@", text)
 
 
 def _result(
@@ -136,12 +146,14 @@ def _result(
     errs: tuple[str, ...] = ()
     if errors is not None and isinstance(errors, Sequence) and not isinstance(errors, (str, bytes, bytearray)):
         errs = tuple(e for e in errors if isinstance(e, str))
-    if _str(startup_failure):  # its message quotes a setting as given (a proxy URL without its scheme)
-        errs = tuple(_SCHEMELESS_USERINFO.sub(r"\1:[redacted credential]@", e) for e in errs)
+    text = _str(result)
+    if _str(startup_failure):  # its message quotes the environment as the user set it
+        errs = tuple(_startup_text(e) for e in errs)
+        text = _startup_text(text) if text is not None else None
     return Result(
         subtype=sub,
         is_error=failed,
-        result=_str(result),
+        result=text,
         errors=errs,
         api_error_status=_int(api_error_status),
         stop_reason=_str(stop_reason),
