@@ -12,6 +12,7 @@ from sdk_messages import result_message
 
 from lifecycle.agent.background import OwnTurns
 from lifecycle.agent.compaction import ContextCompaction
+from lifecycle.agent.hold import BackgroundHold
 from lifecycle.agent.lanes import LANES, LaneParts, Lanes
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import PromptSuggestion, Step, read
@@ -49,8 +50,8 @@ def updates(steps: list[Step]) -> list[str]:
     return [u["sessionUpdate"] for step in steps for u in step.updates]
 
 
-def test_the_order_is_own_turns_compaction_translation_suggestions() -> None:
-    assert (OwnTurns, ContextCompaction, Translation, PromptSuggestions) == LANES
+def test_the_order_is_own_turns_compaction_hold_translation_suggestions() -> None:
+    assert (OwnTurns, ContextCompaction, BackgroundHold, Translation, PromptSuggestions) == LANES
     built = lanes()
     assert [type(lane) for lane in built.order] == list(LANES)
     assert built.get(ContextCompaction).updates is True  # built from what the client declared

@@ -66,7 +66,8 @@ once: the record every lane takes), ``lanes`` (the ordered table of lanes a mess
 through), ``translate`` (the translation lane: one message as the updates it shows and the event
 the ledger judges), ``stored`` (stored sessions read for load and
 list), ``replay`` (a loaded session's stored messages shown as live), ``background`` (Claude
-Code's own turns: a background task's notification, told apart from the prompt's), ``compaction``
+Code's own turns: a background task's notification, told apart from the prompt's), ``hold`` (a
+prompt held open until the background subagents it started have answered), ``compaction``
 (Claude Code compacting its context, as a tool call or ``compaction_update``), ``prompt`` (the ACP
 prompt as Claude's user message), ``mcp`` (the client's MCP servers as Claude Code's option; a
 failed one as a notice), ``modes`` (permission mode, model, effort and slash commands an editor

@@ -10,15 +10,20 @@ Rules
      started by itself from the prompt's (it sets :attr:`Pass.own`; it shows nothing itself);
   2. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
      updates go before the message's own, and a turn's end (a result) closes one left open;
-  3. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  3. **hold** (:class:`lifecycle.agent.hold.BackgroundHold`) keeps the prompt open while
+     background subagents it started still work: it holds the prompt's result (it sets
+     :attr:`Pass.hold`; translation shows the result's updates and leaves its event) and gives it
+     back, as a step after every lane's (:attr:`Pass.after`), once they have answered;
+  4. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
      open);
-  4. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+  5. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
   (one lane object per session, built from :class:`LaneParts`), and writes only its own part
-  of the pass (own turns: :attr:`Pass.own`).
+  of the pass (own turns: :attr:`Pass.own`; hold: :attr:`Pass.hold` and :attr:`Pass.after`, the
+  steps sent after every lane's).
 * Adding a way of handling messages is one module (a class with ``build`` and ``run``) and one
   row of :data:`LANES`.
 
@@ -35,6 +40,7 @@ from typing import Final, Protocol, TypeVar, cast
 
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .hold import BackgroundHold
 from .messages import ClaudeMessage, LaneParts, Pass, Step
 from .suggestions import PromptSuggestions
 from .translate import Translation
@@ -53,7 +59,7 @@ class _LaneClass(Protocol):
 
 
 #: The lanes, in the order every message runs through them (see the module).
-LANES: Final[tuple[_LaneClass, ...]] = (OwnTurns, ContextCompaction, Translation, PromptSuggestions)
+LANES: Final[tuple[_LaneClass, ...]] = (OwnTurns, ContextCompaction, BackgroundHold, Translation, PromptSuggestions)
 
 _L = TypeVar("_L")
 
@@ -79,4 +85,4 @@ class Lanes:
         steps: list[Step] = []
         for lane in self.order:
             steps += lane.run(p)
-        return steps, p.ends
+        return steps + p.after, p.ends

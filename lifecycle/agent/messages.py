@@ -172,6 +172,8 @@ class Pass:
     quiet: bool  # the turn shows nothing more (the ledger's flow is ``cancelled``)
     prompt_open: bool  # a prompt's turn is open in the ledger (its flow is not ``idle``)
     own: bool = False  # Claude Code's own turn (set by the own-turns lane)
+    hold: bool = False  # the prompt's result is held (set by the hold lane; translation leaves its event)
+    after: list[Step] = field(default_factory=list)  # steps sent after every lane's (the hold lane's)
 
     @property
     def ends(self) -> bool:

@@ -27,6 +27,7 @@ from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError,
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .hold import BackgroundHold
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
@@ -96,6 +97,7 @@ class _Session:
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
+        self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
@@ -183,7 +185,10 @@ class _Session:
         """The runtime's stream ended (``exc``: how it failed)."""
         current = generation == self.runtime_generation
         quiet = self._quiet() or not current
-        closing = [Step(shown)] if (shown := self.compaction.end(quiet=quiet)) else []
+        held = self.hold.take() if current else None  # the held prompt ends with its own result first
+        closing = [Step(event=held)] if held is not None else []
+        if shown := self.compaction.end(quiet=quiet):
+            closing.append(Step(shown))
         await self._emit(closing + runtime_end(self.renderer, exc, quiet=quiet), generation)
 
     async def _emit(self, steps: list[Step], generation: int) -> None:
@@ -376,6 +381,10 @@ class _Session:
             self.prompts.remove(prompt)
 
     async def _run_prompt(self, prompt: _Prompt, content: PromptContent) -> PromptResponse:
+        held = self.hold.take()
+        if held is not None:  # a prompt held for its background subagents is answered first (hold.py)
+            log.info("prompt.hold_released", session_id=self.id, reason="next_prompt")
+            await self._emit([Step(event=held)], self.runtime_generation)
         await self.prompt_lock.acquire()
         drive: asyncio.Future[None] | None = None
         try:
@@ -411,6 +420,7 @@ class _Session:
                 raise
             finally:
                 self.current_turn = None
+                self.hold.drop()  # answered otherwise (cancelled, lost): its held result is no one's
             log.info("prompt.end", session_id=self.id, turn_id=turn_id, stop_reason=response.stop_reason)
             return response
         finally:
@@ -469,6 +479,7 @@ class _Session:
             if turn != self.current_turn:
                 continue
             await self.feed(Cancelled())
+            self.hold.drop()  # a prompt held for its subagents ends cancelled
             rt = self.runtime
             if rt is not None and rt.alive:
                 try:

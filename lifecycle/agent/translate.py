@@ -3,12 +3,14 @@ judges, in the order they are sent.
 
 Rules
 -----
-* The translation lane (:class:`Translation`, the third of :data:`lifecycle.agent.lanes.LANES`):
+* The translation lane (:class:`Translation`, the fourth of :data:`lifecycle.agent.lanes.LANES`):
   every message record (:class:`lifecycle.agent.messages.ClaudeMessage`) is dispatched here, once,
   by its kind. The renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
   only it knows (the text already streamed: ``shown``; the refusal explanation the stream
   carried); the event is built with those facts (:mod:`lifecycle.claude`'s ``sdk_*``), never
   patched afterwards.
+* A result the hold lane holds (:attr:`lifecycle.agent.messages.Pass.hold`,
+  :mod:`lifecycle.agent.hold`) shows its updates; its event is the hold lane's.
 * ``quiet`` is the one predicate for "this turn shows nothing more": the ledger's flow is
   ``cancelled`` (its single owner, :attr:`lifecycle.ledger.SessionLedger.flow`). A quiet message
   shows nothing, and its turn's events (:data:`TURN_EVENTS`) are not judged; the renderer still
@@ -92,7 +94,10 @@ class Translation:
     def run(self, p: Pass) -> list[Step]:
         if p.own:
             return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
-        return translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        steps = translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.hold:  # the prompt's result is held (hold.py): its updates show, its event waits there
+            steps = [Step(s.updates) for s in steps if s.updates]
+        return steps
 
 
 def _event(build: Any, message: ClaudeMessage, **facts: Any) -> Event | None:
@@ -149,9 +154,7 @@ def translate(
     return steps, kind is Kind.RESULT
 
 
-def own_steps(
-    message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool
-) -> list[Step]:
+def own_steps(message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool) -> list[Step]:
     """The steps of an own message (see the module); ``prompt_open``: the ledger's flow is not
     ``idle``, so its turn events are not fed."""
     if message.kind is Kind.RESULT:
@@ -179,7 +182,6 @@ def own_steps(
         if updates:
             out.append(Step(updates))
     return out
-
 
 
 def local_zone(seconds: int) -> tuple[int, str]:
