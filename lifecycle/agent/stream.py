@@ -20,7 +20,9 @@ Rules
   (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead. A
   subagent's tool call (its message has ``parent_tool_use_id``) is shown like any other, and each
   of its updates names the Agent/Task tool call of that subagent
-  (``_meta.claudeCode.parentToolUseId``, the reference's key).
+  (``_meta.claudeCode.parentToolUseId``, the reference's key). A command (``Bash``,
+  ``PowerShell``) is a terminal card for a renderer built with ``terminal`` (the client declared
+  ``_meta.terminal_output``: :mod:`lifecycle.agent.terminal`).
 * A ``tool_result`` block (in a ``user`` message) ends its tool call: ``in_progress`` first if
   nothing said it was running (an allowed permission question says so when it is answered; a
   denied tool, or one Claude Code refused to run (``<tool_use_error>``: invalid input, a deny rule),
@@ -53,6 +55,7 @@ from typing import Any, Final
 
 from ..intents import text_update
 from . import tool_calls
+from .terminal import COMMANDS, terminal_closed, terminal_content, terminal_result
 
 __all__ = ["MAX_MESSAGE_ID", "MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
 
@@ -150,10 +153,15 @@ class StreamRenderer:
 
     Args:
         cwd: the session's working directory (titles show paths relative to it).
+        terminal: the client draws terminal cards (``_meta.terminal_output``): a command's tool
+            call is one (:mod:`lifecycle.agent.terminal`).
+        air: the client is JetBrains AIR (a terminal's exit code as AIR reads it).
     """
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, *, terminal: bool = False, air: bool = False) -> None:
         self.cwd = cwd
+        self.terminal = terminal
+        self.air = air
         self._streamed = {_TEXT: "", _THOUGHT: ""}  # top-level deltas not yet consolidated
         self._tools: OrderedDict[str, _Tool] = OrderedDict()
         self._last_context: int | None = None  # tokens in context after the last top-level answer
@@ -305,13 +313,18 @@ class StreamRenderer:
             never_ran = is_error and _tool_use_error(_get(block, "content"))
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
+            data = structured if isinstance(structured, Mapping) and len(results) == 1 else None
+            ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
+            if ended is not None:
+                updates.extend(_stamped(update, tool) for update in ended)
+                continue
             result = tool_calls.tool_call_result(
                 tool_id,
                 name,
                 tool_input,
                 _get(block, "content"),
                 is_error=is_error,
-                structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
+                structured=data,
                 cwd=self.cwd,
             )
             updates.append(_stamped(result, tool))
@@ -378,7 +391,7 @@ class StreamRenderer:
         if tool_input and not tool.input and tool.announced:
             # Announced while its input streamed: the whole input refines it (once).
             tool.input = tool_input
-            refined = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+            refined = self.announcement(tool_id, name, tool_input)
             refined["sessionUpdate"] = "tool_call_update"
             refined.pop("status", None)
             return _stamped(refined, tool)
@@ -389,7 +402,17 @@ class StreamRenderer:
         tool.announced = True
         if name == "TodoWrite":
             return tool_calls.plan_update(tool_input)
-        return _stamped(tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd), tool)
+        update = self.announcement(tool_id, name, tool_input)
+        if self._is_terminal(name):
+            update["_meta"] = {**update.get("_meta", {}), "terminal_info": {"terminal_id": update["toolCallId"]}}
+        return _stamped(update, tool)
+
+    def announcement(self, tool_id: str, name: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``tool_call`` announcing tool use ``tool_id`` (a command's shows its terminal, for
+        a terminal client: :mod:`lifecycle.agent.terminal`); a permission question asks with its
+        fields."""
+        update = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+        return terminal_content(update) if self._is_terminal(name) else update
 
     def mark_running(self, tool_id: str) -> dict[str, Any] | None:
         """The ``in_progress`` update of an allowed tool call (None when already sent or unknown)."""
@@ -414,8 +437,23 @@ class StreamRenderer:
         for tool_id in closing:
             tool = self._tools.pop(tool_id)
             if tool.announced and tool.name != "TodoWrite":
-                updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool))
+                failed = tool_calls.tool_call_progress(tool_id, "failed")
+                if self._is_terminal(tool.name):
+                    terminal_closed(failed, air=self.air)
+                updates.append(_stamped(failed, tool))
         return updates
+
+    def _is_terminal(self, name: str) -> bool:
+        """A tool call of ``name`` is a terminal card (a command, for a terminal client)."""
+        return self.terminal and name in COMMANDS
+
+    def _terminal_result(
+        self, tool_id: str, name: str, content: Any, is_error: bool, structured: Mapping[str, Any] | None
+    ) -> list[dict[str, Any]] | None:
+        """The updates ending a command's terminal card (None: not one, or image output)."""
+        if not self._is_terminal(name):
+            return None
+        return terminal_result(tool_id, name, content, is_error=is_error, structured=structured, air=self.air)
 
     def mark_refused(self, tool_id: str) -> None:
         """The tool's permission was denied: its result is not preceded by ``in_progress``."""

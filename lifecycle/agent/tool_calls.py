@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any, Final
 
-__all__ = ["plan_update", "tool_call_progress", "tool_call_result", "tool_call_start", "tool_kind"]
+__all__ = ["command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start", "tool_kind"]
 
 #: Characters of one shown text: a file, a command's output, one side of a diff.
 MAX_TEXT: Final = 100_000
@@ -141,6 +141,19 @@ def tool_call_result(
     except Exception:
         update.pop("rawOutput", None)
     return update
+
+
+def command_output(result: Any, structured: Any, *, is_error: bool) -> str | None:
+    """A ``Bash`` / ``PowerShell`` result's output as bash.js ``BashReporter.toolResult`` reads it
+    (``structured`` stdout and stderr when present, else the result's text), at most
+    :data:`MAX_TEXT` characters; None for image output, which is shown as content. Never raises."""
+    try:
+        budget = _Budget(MAX_SHOWN)
+        data = structured if isinstance(structured, Mapping) else None
+        output = _bash_output(result, data, is_error is True, budget)
+        return budget.text(output) if isinstance(output, str) else None
+    except Exception:
+        return None
 
 
 def plan_update(tool_input: Mapping[str, Any]) -> dict[str, Any] | None:

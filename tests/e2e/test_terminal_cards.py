@@ -1,0 +1,78 @@
+"""A command as a terminal card (issue 50, C.2): for a client that declares
+``clientCapabilities._meta.terminal_output: true`` (Zed; the ACP registry's validator declares it
+too), a Bash tool call is the reference adapter 0.101.0's terminal (``dist/tool-calls/renderer.js``,
+``reporters/bash.js``). One agent, one prompt, two commands on the real CLI: one that succeeds
+(Claude Code allows ``echo`` by itself) and one that exits 3 (asked, allowed once).
+
+The expected frames are literals: what the reference sent for the same script, the same client and
+the same CLI (2.1.337), recorded on 2026-12-07 (docs/acp-agent.md, "A command as a terminal card"),
+less the reference's separate ``toolResponse`` update (``_meta.claudeCode.toolResponse``, not part
+of the terminal) and with our ``in_progress`` beat (docs/parity). A plain client's console block
+is held against the reference by tests/e2e/test_reference_oracle_tools.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .fakeapi import text_reply
+from .harness import Script, agent, run_async, select, tool_turn, tool_use
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+TERMINAL_CLIENT = {"_meta": {"terminal_output": True}}
+
+
+def terminal(tool_id: str) -> list[dict[str, Any]]:
+    return [{"type": "terminal", "terminalId": tool_id}]
+
+
+def test_bash_is_a_terminal_card_with_its_output_and_exit_code(tmp_path: Path) -> None:
+    async def go() -> None:
+        script = Script(
+            tool_turn(tool_use("Bash", "toolu_ok", command="echo hello-term", description="Say hello")),
+            tool_turn(tool_use("Bash", "toolu_bad", command="echo oops; exit 3", description="Fail")),
+            text_reply("Done."),
+        )
+        async with agent(tmp_path, script, select("allow-once"), raw_caps=TERMINAL_CLIENT) as run:  # type: ignore[arg-type]
+            assert (await run.prompt("run two commands")).stop_reason == "end_turn"
+            for tool_id, command, output, code, status in (
+                ("toolu_ok", "echo hello-term", "hello-term", 0, "completed"),
+                ("toolu_bad", "echo oops; exit 3", "Exit code 3\noops", 3, "failed"),
+            ):
+                updates = run.tool(tool_id)
+                # The card: announced with its terminal (the reference's first frame, word for word).
+                assert updates[0] == {
+                    "toolCallId": tool_id, "title": "Terminal", "kind": "execute", "status": "pending",
+                    "content": terminal(tool_id), "rawInput": {},
+                    "_meta": {"claudeCode": {"toolName": "Bash"}, "terminal_info": {"terminal_id": tool_id}},
+                    "sessionUpdate": "tool_call",
+                }  # fmt: skip
+                assert updates[1]["title"] == command and updates[1]["content"] == terminal(tool_id)
+                # The output, then the end with the exit code (the reference's last two frames).
+                assert updates[-2:] == [
+                    {
+                        "toolCallId": tool_id,
+                        "_meta": {"terminal_output": {"terminal_id": tool_id, "data": output}},
+                        "sessionUpdate": "tool_call_update",
+                    },
+                    {
+                        "toolCallId": tool_id, "status": status,
+                        "_meta": {
+                            "claudeCode": {"toolName": "Bash"},
+                            "terminal_exit": {"terminal_id": tool_id, "exit_code": code, "signal": None},
+                        },
+                        "sessionUpdate": "tool_call_update",
+                    },
+                ]  # fmt: skip
+                # No console block anywhere: the terminal carries the output.
+                assert not any("console" in str(u.get("content")) for u in updates)
+            # The question about the failing command shows its terminal, as the reference's does.
+            (question,) = run.client.questions
+            assert question["toolCall"]["toolCallId"] == "toolu_bad"
+            assert question["toolCall"]["content"] == terminal("toolu_bad")
+
+    run_async(go())
