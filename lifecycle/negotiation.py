@@ -128,6 +128,8 @@ class ClientState:
         background_subagents: AIR's ``backgroundSubagents`` capability (with a supported
             version): the client keeps listening after a prompt's answer, so a turn is not held
             open for the background subagents it started (:mod:`lifecycle.agent.hold`).
+        plan: ``plan`` is given and not ``null`` (ACP plan operations; the reference's
+            ``supportsPlanOperations``): an approved plan is also sent as a Markdown ``plan_update``.
     """
 
     negotiated: bool = False
@@ -139,6 +141,7 @@ class ClientState:
     terminal_auth_meta: bool = False
     terminal_output: bool = False
     background_subagents: bool = False
+    plan: bool = False
 
     @property
     def suggestions(self) -> bool:
@@ -166,6 +169,7 @@ class ClientState:
                 terminal_auth_meta=meta_terminal,
                 terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
                 background_subagents=_air_declares(caps, BACKGROUND_SUBAGENTS),
+                plan=caps.get("plan") is not None,
             )
         except Exception:  # a hostile Mapping implementation: nothing declared, never a crash
             return cls()

@@ -2,7 +2,7 @@
 renderer, on the Claude SDK's own message classes. Expected values: the reference adapter
 0.101.0's ``dist/tool-calls/renderer.js`` (``fieldsOfResult``, ``terminalExit``) and
 ``reporters/bash.js`` (``toolResult``, ``failureExitCode``); the frames of a real run are held by
-tests/e2e/test_terminal_cards.py."""
+tests/e2e/test_editor_cards.py."""
 
 from __future__ import annotations
 

@@ -78,9 +78,11 @@ from ..wire import SessionFailure, attach_record
 __all__ = [
     "COMPACTION_UPDATE",
     "NOTICE_UPDATE",
+    "PLAN_UPDATE",
     "VERBATIM_UPDATES",
     "AcpCompactionUpdate",
     "AcpNotice",
+    "AcpPlanUpdate",
     "NotificationSink",
     "SessionPublisher",
     "UpdateSink",
@@ -115,6 +117,8 @@ class NotificationSink(Protocol):
 NOTICE_UPDATE = "notice"
 #: The ``sessionUpdate`` of a context compaction's state (newer than the ACP SDK's schema).
 COMPACTION_UPDATE = "compaction_update"
+#: The ``sessionUpdate`` of a Markdown plan (ACP plan operations; newer than the ACP SDK's schema).
+PLAN_UPDATE = "plan_update"
 
 _SESSION_UPDATE_METHOD = "session/update"
 
@@ -303,6 +307,37 @@ class AcpCompactionUpdate(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class AcpMarkdownPlan(BaseModel):
+    """The ``plan`` of a ``plan_update``: a Markdown plan and its id."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    type: Literal["markdown"]
+    plan_id: StrictStr = Field(alias="planId")
+    content: StrictStr
+
+
+class AcpPlanUpdate(BaseModel):
+    """A ``plan_update`` (the reference adapter 0.101.0's ``exit-plan.js`` ``planModeUpdate``):
+    the plan Claude had approved, as Markdown."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    session_update: Literal["plan_update"] = Field(alias="sessionUpdate")
+    plan: AcpMarkdownPlan
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+#: The updates newer than the ACP SDK's schema that the publisher sends raw, each checked by its model.
+_RAW_UPDATES: dict[str, type[AcpCompactionUpdate] | type[AcpPlanUpdate]] = {
+    COMPACTION_UPDATE: AcpCompactionUpdate,
+    PLAN_UPDATE: AcpPlanUpdate,
+}
+
+
 def notice_update(update: Mapping[str, Any]) -> AcpNotice:
     """The checked model of one ACP ``notice`` update.
 
@@ -454,8 +489,9 @@ class SessionPublisher:
         for update in updates:
             try:
                 verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
-                if update.get("sessionUpdate") == COMPACTION_UPDATE:  # newer than the SDK's schema
-                    wire = AcpCompactionUpdate.model_validate(_mask_strings(update, self._secrets.mask)).to_wire()
+                raw = _RAW_UPDATES.get(update.get("sessionUpdate"))  # type: ignore[arg-type]
+                if raw is not None:  # newer than the SDK's schema
+                    wire = raw.model_validate(_mask_strings(update, self._secrets.mask)).to_wire()
                     params = {"sessionId": self._ledger.session_id, "update": wire}
                     await _notification_sink(self._conn).send_notification(_SESSION_UPDATE_METHOD, params)
                     sent += 1

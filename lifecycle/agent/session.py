@@ -86,7 +86,7 @@ class _Session:
         self.id = session_id
         self.cwd = cwd
         self.publisher = publisher
-        self.renderer = StreamRenderer(cwd, terminal=client.terminal_output, air=client.air)
+        self.renderer = StreamRenderer(cwd, terminal=client.terminal_output, air=client.air, plan=client.plan)
         self.permissions = PermissionBroker(
             publisher, self.renderer, self.settings, conn,
             cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form,

@@ -44,7 +44,10 @@ from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any, Final
 
-__all__ = ["command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start", "tool_kind"]
+__all__ = [
+    "bounded_text", "command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start",
+    "tool_kind",
+]  # fmt: skip
 
 #: Characters of one shown text: a file, a command's output, one side of a diff.
 MAX_TEXT: Final = 100_000
@@ -141,6 +144,12 @@ def tool_call_result(
     except Exception:
         update.pop("rawOutput", None)
     return update
+
+
+def bounded_text(text: str) -> str:
+    """``text`` as a shown text is bounded (at most :data:`MAX_TEXT` characters, saying how many
+    were cut; a lone surrogate as U+FFFD)."""
+    return _Budget(MAX_TEXT).text(text)
 
 
 def command_output(result: Any, structured: Any, *, is_error: bool) -> str | None:

@@ -124,7 +124,7 @@ def translate(
             log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
         first, *others = unified_windows(window)
-        update = Step([rate_limit_update(window, renderer.context())], first)
+        update = Step([rate_limit_update(window, renderer.context(), model=renderer.model)], first)
         return [update, *(Step(event=other) for other in others)], False
     steps: list[Step] = []
     event: Event | None = None
@@ -197,12 +197,15 @@ def _iso(seconds: int | None) -> str | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) -> dict[str, Any]:
+def rate_limit_update(
+    window: RateLimitWindow, context: tuple[int, int] | None, *, model: str | None = None
+) -> dict[str, Any]:
     """The ``usage_update`` showing ``window``: ``used``/``size`` from ``context`` (``0``/``0``
     when unknown), and in ``_meta`` the info object as Claude Code sent it
     (:data:`RATE_LIMIT_META`, the reference's key) and ``rateLimits``, one provider-neutral entry
     per window it reports (``window``, ``status``, ``usedFraction``, ``resetsAt`` as ISO 8601
-    UTC; a value Claude Code did not send, or sent unreadable, is left out)."""
+    UTC; a value Claude Code did not send, or sent unreadable, is left out) and ``model`` (the
+    turn's last answer's) as ``_claude/model``, as the reference attaches it."""
     used, size = context if context is not None else (0, 0)
     limits = []
     for each in unified_windows(window):
@@ -217,7 +220,8 @@ def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) 
         "sessionUpdate": "usage_update",
         "used": used,
         "size": size,
-        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits},
+        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits}
+        | ({"_claude/model": model} if model is not None else {}),
     }
 
 

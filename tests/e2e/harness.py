@@ -116,7 +116,9 @@ class Outcome:
         """One ``usage_update`` for the success reply's result: the tokens in context (12 + 9), the
         context window, the session's cost so far; no record in it."""
         (usage,) = [u for u in self.updates if u["sessionUpdate"] == "usage_update"]
-        assert (usage["used"], usage["size"]) == (21, 1_000_000) and "_meta" not in usage, usage
+        assert (usage["used"], usage["size"]) == (21, 1_000_000), usage
+        # no record; the model of the answer under the reference's key (issue 50: attachUsageModel)
+        assert set(usage.get("_meta") or {}) == {"_claude/model"}, usage
         assert usage["cost"]["currency"] == "USD" and usage["cost"]["amount"] > 0, usage
 
     def info_records(self) -> list[SessionFailure]:

@@ -240,11 +240,12 @@ def test_a_background_subagents_answer_is_inside_the_turn_and_a_cancel_ends_the_
             # prompt is held until the cancel, which ends it ``cancelled``.
             main.add(agent_call("toolu_bg_held", SUB_HELD), text_reply("Another subagent is on it."))
             second = asyncio.ensure_future(run.prompt("have another background subagent read it"))
+            # (the agent logs the hold when the result comes; the client reads the text before it)
             await until(
-                lambda: [e.get("event") for e in run.workspace.log()].count("prompt.held_for_subagents") == 2,
+                lambda: [e.get("event") for e in run.workspace.log()].count("prompt.held_for_subagents") == 2
+                and "Another subagent is on it." in "".join(run.texts()),
                 lambda: (run.texts(), run.api.summary()),
             )
-            assert "Another subagent is on it." in "".join(run.texts())
             assert not second.done()
             await run.conn.cancel(session_id=run.sid)
             assert (await asyncio.wait_for(second, 60)).stop_reason == "cancelled"
