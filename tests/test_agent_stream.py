@@ -287,3 +287,25 @@ def test_an_approved_plan_is_a_markdown_plan_update_for_a_plan_client() -> None:
     assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "x"}, is_error=True) == []  # not approved
     assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "x", "isAgent": True}) == []  # a subagent's
     assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "   "}) == []  # empty
+
+
+def test_a_plain_client_gets_the_tools_structured_result_before_the_result() -> None:
+    """The reference's ``PostToolUse`` report to a plain client (``renderer.js`` ``hookResult``):
+    ``_meta.claudeCode.toolResponse`` and ``toolName`` on an update of its own; AIR gets none here."""
+    response = {"stdout": "hi", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
+
+    def updates(renderer: StreamRenderer, structured: Any) -> list[dict[str, Any]]:
+        use = ToolUseBlock(id="t1", name="Bash", input={"command": "x"})
+        renderer.assistant(AssistantMessage(content=[use], model=MODEL))
+        done = ToolResultBlock(tool_use_id="t1", content="hi", is_error=False)
+        return renderer.user(UserMessage(content=[done], tool_use_result=structured))
+
+    plain = updates(StreamRenderer("/p"), response)
+    assert plain[1] == {
+        "_meta": {"claudeCode": {"toolResponse": response, "toolName": "Bash"}},
+        "toolCallId": "t1",
+        "sessionUpdate": "tool_call_update",
+    }
+    assert plain[2]["status"] == "completed"
+    assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p", air=True), response))
+    assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p"), None))

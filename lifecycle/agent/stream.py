@@ -42,6 +42,9 @@ Rules
   ``_meta["_claude/model"]`` (when one answered: never ``<synthetic>``), and a result's with an
   ``origin`` (a turn Claude Code started itself) that origin in ``_meta["_claude/origin"]``
   (:meth:`StreamRenderer.usage_meta`).
+* Before a tool result's update, a client other than AIR gets Claude Code's structured result
+  (the message's ``tool_use_result``) as the reference sends its ``PostToolUse`` report:
+  ``_meta.claudeCode.toolResponse`` on a ``tool_call_update`` of its own.
 
 Theory of operation
 -------------------
@@ -328,6 +331,8 @@ class StreamRenderer:
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
             data = structured if isinstance(structured, Mapping) and len(results) == 1 else None
+            if data is not None and not self.air:  # the reference's PostToolUse report (not AIR's)
+                updates.append(_stamped(tool_calls.tool_response_update(tool_id, name, data), tool))
             ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
             if ended is not None:
                 updates.extend(_stamped(update, tool) for update in ended)

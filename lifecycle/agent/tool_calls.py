@@ -46,7 +46,7 @@ from typing import Any, Final
 
 __all__ = [
     "bounded_text", "command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start",
-    "tool_kind",
+    "tool_kind", "tool_response_update",
 ]  # fmt: skip
 
 #: Characters of one shown text: a file, a command's output, one side of a diff.
@@ -144,6 +144,14 @@ def tool_call_result(
     except Exception:
         update.pop("rawOutput", None)
     return update
+
+
+def tool_response_update(tool_use_id: str, name: str, response: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool_call_update`` carrying Claude Code's structured result of a tool as the reference
+    sends it to a plain client (``renderer.js`` ``hookResult``: ``_meta.claudeCode.toolResponse``
+    and ``toolName``), bounded as ``rawOutput`` is (:data:`MAX_RAW`)."""
+    response_meta = {"toolResponse": _raw(response, _Budget(MAX_RAW)), "toolName": _cap(name, MAX_TITLE)}
+    return {"_meta": {"claudeCode": response_meta}, "toolCallId": _id(tool_use_id), "sessionUpdate": "tool_call_update"}
 
 
 def bounded_text(text: str) -> str:

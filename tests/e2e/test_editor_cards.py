@@ -12,8 +12,7 @@ operations), the plan of an ``ExitPlanMode`` the user approved follows its tool 
 
 The expected frames are literals: what the reference sent for the same script, the same client and
 the same CLI (2.1.337), recorded on 2026-12-07 (docs/acp-agent.md, "A command as a terminal card"),
-less the reference's separate ``toolResponse`` update (``_meta.claudeCode.toolResponse``, not part
-of the terminal) and with our ``in_progress`` beat (docs/parity). A plain client's console block
+with our ``in_progress`` beat (docs/parity). A plain client's console block
 is held against the reference by tests/e2e/test_reference_oracle_tools.py.
 """
 
@@ -66,6 +65,28 @@ def test_bash_is_a_terminal_card_and_an_approved_plan_a_markdown_plan(tmp_path: 
                     "sessionUpdate": "tool_call",
                 }  # fmt: skip
                 assert updates[1]["title"] == command and updates[1]["content"] == terminal(tool_id)
+                # Claude Code's structured result first, for the command that succeeded (the
+                # reference's PostToolUse report, word for word; none for a failure, which has none)
+                reported = [u for u in updates if "toolResponse" in (u.get("_meta") or {}).get("claudeCode", {})]
+                assert reported == (
+                    [
+                        {
+                            "toolCallId": tool_id,
+                            "_meta": {
+                                "claudeCode": {
+                                    "toolResponse": {
+                                        "stdout": output, "stderr": "", "interrupted": False, "isImage": False,
+                                        "noOutputExpected": False,
+                                    },
+                                    "toolName": "Bash",
+                                }
+                            },
+                            "sessionUpdate": "tool_call_update",
+                        }
+                    ]
+                    if code == 0
+                    else []
+                )  # fmt: skip
                 # The output, then the end with the exit code (the reference's last two frames).
                 assert updates[-2:] == [
                     {
