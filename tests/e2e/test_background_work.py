@@ -189,12 +189,13 @@ def test_a_failed_background_job_is_not_the_prompts_failure(tmp_path: Path) -> N
 SUB_HELD = "Read note.txt slowly (a subagent the user will cancel)."
 
 
-def test_a_background_subagents_answer_is_inside_the_turn_and_a_cancel_ends_the_held_wait(tmp_path: Path) -> None:
+def test_a_background_subagents_answer_is_in_the_turn_a_new_prompt_or_a_cancel_ends_the_wait(tmp_path: Path) -> None:
     """Issue 50 (C.1). The reference adapter 0.101.0 holds a prompt open until the background
     subagents it started have answered (``Turn.deferredSettle``): the subagent's tool calls and
     Claude Code's follow-up turn (the model's report) reach the editor before the prompt's answer.
-    A ``session/cancel`` during that wait ends the turn ``cancelled`` (ACP: the pending prompt MUST
-    be answered ``cancelled``). One agent, both prompts."""
+    A new prompt during that wait answers the held one first (the reference's hand-off); a
+    ``session/cancel`` during it ends the turn ``cancelled`` (ACP: the pending prompt MUST be
+    answered ``cancelled``). One agent, every prompt."""
 
     async def go() -> None:
         cwd = tmp_path / "project"
@@ -237,18 +238,31 @@ def test_a_background_subagents_answer_is_inside_the_turn_and_a_cancel_ends_the_
             assert chunk_index(run, "A subagent is reading it.") < chunk_index(run, "the note says hello")
             assert run.records() == []
             # The second prompt's subagent never answers: the prompt's own result came, and the
-            # prompt is held until the cancel, which ends it ``cancelled``.
+            # prompt is held. A third prompt answers it first (the reference's hand-off), then runs.
             main.add(agent_call("toolu_bg_held", SUB_HELD), text_reply("Another subagent is on it."))
             second = asyncio.ensure_future(run.prompt("have another background subagent read it"))
-            # (the agent logs the hold when the result comes; the client reads the text before it)
-            await until(
-                lambda: [e.get("event") for e in run.workspace.log()].count("prompt.held_for_subagents") == 2
-                and "Another subagent is on it." in "".join(run.texts()),
-                lambda: (run.texts(), run.api.summary()),
-            )
+
+            def held(count: int, text: str) -> Any:
+                # (the agent logs the hold when the result comes; the client reads the text before it)
+                events = [e.get("event") for e in run.workspace.log()]
+                return events.count("prompt.held_for_subagents") == count and text in "".join(run.texts())
+
+            await until(lambda: held(2, "Another subagent is on it."), lambda: (run.texts(), run.api.summary()))
             assert not second.done()
+            main.add(text_reply("Third answer."))
+            third = asyncio.ensure_future(run.prompt("meanwhile, something else"))
+            assert (await asyncio.wait_for(second, 60)).stop_reason == "end_turn"
+            assert (await asyncio.wait_for(third, 60)).stop_reason == "end_turn"
+            assert response_index(run, 1) < chunk_index(run, "Third answer.") < response_index(run, 2)
+            released = [e.get("reason") for e in run.workspace.log() if e.get("event") == "prompt.hold_released"]
+            assert released == ["subagents_answered", "next_prompt"]
+            # A fourth prompt's subagent never answers either: a cancel ends its held wait ``cancelled``.
+            main.add(agent_call("toolu_bg_held2", SUB_HELD), text_reply("A third subagent is on it."))
+            fourth = asyncio.ensure_future(run.prompt("one more background subagent"))
+            await until(lambda: held(3, "A third subagent is on it."), lambda: (run.texts(), run.api.summary()))
+            assert not fourth.done()
             await run.conn.cancel(session_id=run.sid)
-            assert (await asyncio.wait_for(second, 60)).stop_reason == "cancelled"
+            assert (await asyncio.wait_for(fourth, 60)).stop_reason == "cancelled"
             release.set()
             assert run.records() == []
 
