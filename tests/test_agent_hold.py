@@ -84,6 +84,17 @@ def test_a_placeholder_follow_up_does_not_end_the_hold() -> None:
     assert events(run(session, follow_up())) == [Result]
 
 
+def test_a_failed_follow_up_ends_the_hold() -> None:
+    """A follow-up whose request failed (an error result, whatever its ``num_turns``) brings no
+    report: the prompt is answered then, not held until the user cancels (a project decision)."""
+    session = lanes()
+    run(session, started("a1"))
+    run(session, prompt_result())
+    run(session, notified("a1"))
+    failed = result_message(origin={"kind": "task-notification"}, num_turns=0, is_error=True)
+    assert events(run(session, failed)) == [Result]
+
+
 def test_parallel_subagents_hold_until_the_last_one_answered() -> None:
     session = lanes()
     run(session, started("a1"))

@@ -26,7 +26,8 @@ Rules
 * The hold ends, and the kept result is fed (after every lane's steps for the message:
   :attr:`lifecycle.agent.messages.Pass.after`), at the result of an own turn (the follow-up that
   reports the subagent: ``origin`` ``task-notification``) that made a request (``num_turns > 0``;
-  Claude Code 2.1.274+ answers batched notifications with placeholders of ``num_turns: 0``) once
+  Claude Code 2.1.274+ answers batched notifications with placeholders of ``num_turns: 0``), or
+  that failed (``is_error``: its request met an error, no report will come), once
   none of the prompt's subagents is live. The session ends it earlier: a new prompt hands off
   (the held result is fed first, as the reference's echo hand-off), Claude Code going away (the
   held result, then the loss), and ``session/cancel`` or the session's close (the turn is answered
@@ -133,7 +134,8 @@ class BackgroundHold:
                 log.info("prompt.held_for_subagents", subagents=len(self.spawned))
             return
         turns = getattr(message.sdk, "num_turns", 0)
-        if self.held is not None and isinstance(turns, int) and turns > 0 and not self.waiting:
+        ran = (isinstance(turns, int) and turns > 0) or getattr(message.sdk, "is_error", False) is True
+        if self.held is not None and ran and not self.waiting:
             held = self.take()
             if held is not None:
                 log.info("prompt.hold_released", reason="subagents_answered")
