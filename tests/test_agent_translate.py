@@ -107,6 +107,8 @@ def test_an_event_after_a_result_reuses_the_last_used_and_size() -> None:
         {"window": "five_hour", "usedFraction": 0.1, "resetsAt": "2026-12-04T22:02:03Z"},
     ]
     assert update["_meta"]["_claude/rateLimit"] == WEEKLY_INFO
+    # the model of the turn's answer, as the reference attaches it to every usage_update (attachUsageModel)
+    assert update["_meta"]["_claude/model"] == "claude-sonnet-4-5"
 
 
 def test_a_cancelled_turn_still_shows_the_sessions_window() -> None:
