@@ -36,6 +36,10 @@ from lifecycle.agent.tool_calls import (
 
 # ---------------------------------------------------------------------------------- tool uses
 
+#: A goal condition as sdk-tools.d.ts's example (``ProposeGoalInput.condition``).
+GOAL = "all tests in test/auth pass (bun test exits 0)"
+GOAL_X = [{"type": "content", "content": {"type": "text", "text": "x"}}]
+
 START_CASES = [
     # reporters/file-edit.js WriteReporter (normalizeWriteInput)
     pytest.param(
@@ -490,6 +494,31 @@ START_CASES = [
         "Skill", {"skill": "pdf"}, CWD, {"title": "Load skill: pdf", "kind": "other", "content": []}, id="Skill-1"
     ),
     pytest.param("Skill", {}, CWD, {"title": "Load skill", "kind": "other", "content": []}, id="Skill-2"),
+    # Not the reference's (0.101.0 knows no SetGoal: GenericReporter's bare name). CLI 2.1.337's goal
+    # tool (``BUILTIN_TOOL_NAMES`` of sdk.d.ts, npm @anthropic-ai/claude-agent-sdk 0.3.337), its input
+    # ``ProposeGoalInput`` of sdk-tools.d.ts: ``condition`` (at most 500 characters, "the user must be
+    # able to read the whole condition in the approval dialog") and ``ask_user``; ProposeGoal before it.
+    pytest.param(
+        "SetGoal",
+        {"condition": GOAL, "ask_user": True},
+        CWD,
+        {
+            "title": "Set goal",
+            "kind": "other",
+            "content": [{"type": "content", "content": {"type": "text", "text": GOAL}}],
+        },
+        id="SetGoal-1",
+    ),
+    pytest.param(
+        "SetGoal", {"ask_user": False}, CWD, {"title": "Set goal", "kind": "other", "content": []}, id="SetGoal-2"
+    ),
+    pytest.param(
+        "ProposeGoal",
+        {"condition": "x"},
+        CWD,
+        {"title": "Set goal", "kind": "other", "content": GOAL_X},
+        id="ProposeGoal-1",
+    ),
     # reporters/index.js reporterFor -> interaction.js GenericReporter
     pytest.param(
         "mcp__github__create_issue",
@@ -663,6 +692,7 @@ KINDS = {
     "EnterPlanMode": "switch_mode",  # interaction.js
     "AskUserQuestion": "other",
     "Skill": "other",
+    "SetGoal": "other",
     "SendMessage": "other",  # AgentControlReporter
     "mcp__github__create_issue": "other",  # GenericReporter
     "FooBar": "other",

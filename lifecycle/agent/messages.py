@@ -48,6 +48,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from ..events import Event
+from .interrupts import Interruptions
 
 if TYPE_CHECKING:
     from ..negotiation import ClientState
@@ -161,6 +162,8 @@ class LaneParts:
     renderer: StreamRenderer
     mcp: McpServers
     client: ClientState
+    #: The session's ``Interrupt`` reports (interrupts.py): the translation lane asks them at a result.
+    interrupts: Interruptions = field(default_factory=lambda: Interruptions(""))
 
 
 @dataclass(slots=True)

@@ -27,6 +27,7 @@ from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError,
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .interrupts import Interruptions
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
@@ -92,7 +93,8 @@ class _Session:
         )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
-        self.lanes = Lanes(LaneParts(self.renderer, self.mcp, client))  # every Claude message's path (lanes.py)
+        self.interrupts = Interruptions(session_id)  # why Claude Code stopped a turn (interrupts.py)
+        self.lanes = Lanes(LaneParts(self.renderer, self.mcp, client, self.interrupts))  # every message's path
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
@@ -249,9 +251,13 @@ class _Session:
             self.config, self.settings, cwd=self.cwd, session_id=self.id, resume=resume, mcp_servers=self.mcp.config
         )
         kw["can_use_tool"] = self.permissions.can_use_tool
+        # The SDK's types predate both hook events (the CLI's: drift guard, tests/agent_drift.json).
+        interrupted = cast(HookCallback, self.interrupts.hook)
+        hooks: dict[Any, list[HookMatcher]] = {"Interrupt": [HookMatcher(hooks=[interrupted])]}
         if self.compaction.updates:  # the summary rides on the compaction_update (compaction.py)
-            hook = cast(HookCallback, self.compaction.summary_hook)  # the SDK's types predate PostCompact
-            kw["hooks"] = {"PostCompact": [HookMatcher(hooks=[hook])]}
+            hook = cast(HookCallback, self.compaction.summary_hook)
+            hooks["PostCompact"] = [HookMatcher(hooks=[hook])]
+        kw["hooks"] = hooks
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
         return ClaudeAgentOptions(**kw)
 

@@ -19,6 +19,9 @@ Rules
   the turn (they are the session's, not the turn's).
 * A ``system``/``compact_boundary`` shows at once the context Claude Code kept
   (:meth:`lifecycle.agent.stream.StreamRenderer.compacted`: a ``usage_update``, the reference's).
+* A prompt's failed result that an interrupt ended, after Claude Code's ``Interrupt`` hook
+  reported it, is the turn's stop: its event is ``Cancelled``, not the failed ``Result``
+  (:mod:`lifecycle.agent.interrupts`); any result takes the report.
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -47,8 +50,19 @@ import structlog
 
 from ..claude import from_sdk_exception, sdk_assistant, sdk_rate_limit, sdk_result, sdk_system, unified_windows
 from ..errors import LifecycleError
-from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, RateLimitWindow, Result
+from ..events import (
+    ApiRetry,
+    Assistant,
+    Cancelled,
+    Event,
+    ModelFallback,
+    QueryEnded,
+    QueryError,
+    RateLimitWindow,
+    Result,
+)
 from ..intents import text_update
+from .interrupts import Interruptions
 from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer, TurnUsage
 
@@ -79,20 +93,38 @@ class Translation:
     """The translation lane (see the module): a prompt's message is translated, an own one's
     turn events detached."""
 
-    __slots__ = ("mcp", "renderer")
+    __slots__ = ("interrupts", "mcp", "renderer")
 
-    def __init__(self, renderer: StreamRenderer, mcp: McpServers) -> None:
+    def __init__(self, renderer: StreamRenderer, mcp: McpServers, interrupts: Interruptions | None = None) -> None:
         self.renderer = renderer
         self.mcp = mcp
+        self.interrupts = interrupts if interrupts is not None else Interruptions("")
 
     @classmethod
     def build(cls, parts: LaneParts) -> Translation:
-        return cls(parts.renderer, parts.mcp)
+        return cls(parts.renderer, parts.mcp, parts.interrupts)
 
     def run(self, p: Pass) -> list[Step]:
         if p.own:
+            if p.message.kind is Kind.RESULT:
+                self.interrupts.take()  # an own turn's interrupt is no prompt's
             return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
-        return translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        steps = translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.message.kind is Kind.RESULT:
+            steps = _interrupted(steps, self.interrupts)
+        return steps
+
+
+def _interrupted(steps: list[Step], interrupts: Interruptions) -> list[Step]:
+    """A prompt's result: a failed one that an interrupt ended (the ``Interrupt`` hook reported it)
+    settles the turn ``cancelled``, not as a failure (:mod:`lifecycle.agent.interrupts`)."""
+    last = steps[-1] if steps else None
+    report = interrupts.settles(last.event if last is not None else None)
+    if report is None or last is None:
+        return steps
+    log.info("turn.interrupted_settled", session_id=interrupts.session_id, source=report.source,
+             reason=report.reason)  # fmt: skip
+    return [*steps[:-1], Step(last.updates, Cancelled())]
 
 
 def _event(build: Any, message: ClaudeMessage, **facts: Any) -> Event | None:
