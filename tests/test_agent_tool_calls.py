@@ -36,9 +36,11 @@ from lifecycle.agent.tool_calls import (
 
 # ---------------------------------------------------------------------------------- tool uses
 
-#: A goal condition as sdk-tools.d.ts's example (``ProposeGoalInput.condition``).
+#: Goal tool uses and the content shown (the condition: sdk-tools.d.ts's example).
 GOAL = "all tests in test/auth pass (bun test exits 0)"
-GOAL_X = [{"type": "content", "content": {"type": "text", "text": "x"}}]
+SHOWN = [{"type": "content", "content": {"type": "text", "text": GOAL}}]
+GOALS = [("SetGoal", {"condition": GOAL, "ask_user": True}, SHOWN), ("SetGoal", {"ask_user": False}, []),
+         ("ProposeGoal", {"condition": GOAL}, SHOWN)]  # fmt: skip
 
 START_CASES = [
     # reporters/file-edit.js WriteReporter (normalizeWriteInput)
@@ -494,31 +496,11 @@ START_CASES = [
         "Skill", {"skill": "pdf"}, CWD, {"title": "Load skill: pdf", "kind": "other", "content": []}, id="Skill-1"
     ),
     pytest.param("Skill", {}, CWD, {"title": "Load skill", "kind": "other", "content": []}, id="Skill-2"),
-    # Not the reference's (0.101.0 knows no SetGoal: GenericReporter's bare name). CLI 2.1.337's goal
-    # tool (``BUILTIN_TOOL_NAMES`` of sdk.d.ts, npm @anthropic-ai/claude-agent-sdk 0.3.337), its input
-    # ``ProposeGoalInput`` of sdk-tools.d.ts: ``condition`` (at most 500 characters, "the user must be
-    # able to read the whole condition in the approval dialog") and ``ask_user``; ProposeGoal before it.
-    pytest.param(
-        "SetGoal",
-        {"condition": GOAL, "ask_user": True},
-        CWD,
-        {
-            "title": "Set goal",
-            "kind": "other",
-            "content": [{"type": "content", "content": {"type": "text", "text": GOAL}}],
-        },
-        id="SetGoal-1",
-    ),
-    pytest.param(
-        "SetGoal", {"ask_user": False}, CWD, {"title": "Set goal", "kind": "other", "content": []}, id="SetGoal-2"
-    ),
-    pytest.param(
-        "ProposeGoal",
-        {"condition": "x"},
-        CWD,
-        {"title": "Set goal", "kind": "other", "content": GOAL_X},
-        id="ProposeGoal-1",
-    ),
+    # Not the reference's (0.101.0: GenericReporter's bare name): CLI 2.1.337's SetGoal, its input
+    # ``ProposeGoalInput`` of sdk-tools.d.ts (npm @anthropic-ai/claude-agent-sdk 0.3.337), whose
+    # ``condition`` the user "must be able to read whole in the approval dialog"; ProposeGoal before it.
+    *(pytest.param(name, inp, CWD, {"title": "Set goal", "kind": "other", "content": out}, id=f"{name}-{n}")
+      for n, (name, inp, out) in enumerate(GOALS)),
     # reporters/index.js reporterFor -> interaction.js GenericReporter
     pytest.param(
         "mcp__github__create_issue",
