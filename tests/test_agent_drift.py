@@ -106,7 +106,7 @@ CLI_WORDS: dict[str, str] = {
     "aborted_tools": "the terminal_reason of a turn an interrupt ended",
     "aborted_streaming": "the terminal_reason of a turn an interrupt ended",
     "SetGoal": "the goal tool (lifecycle/agent/tool_calls.py)",
-    "supersedes": "an assistant message's replaced messages (lifecycle/agent/replay.py)",
+    "supersedes": "the messages an assistant message replaces (lifecycle/agent/adopt.py, messages.py)",
     "decisionClassification": "PermissionResult's classification: the Python SDK 0.2.190 cannot send it",
     "user_permanent": "the classification of an 'always' answer (the reference's)",
     "config": "the classification of an answer the host decided by itself",

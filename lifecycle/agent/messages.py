@@ -11,7 +11,10 @@ Rules
   (a system message's, a result's), its ``data`` (a system message's mapping, a prediction's
   text; empty otherwise), the subagent's ``parent_tool_use_id``, the prompts it names (a
   ``user_message_uuid``, ``user_message_uuids``, on the message or in its data) and a result's
-  ``origin`` kind. The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that
+  ``origin`` kind, and the messages an assistant message replaces (CLI 2.1.337's ``supersedes``,
+  which the SDK's class has no field for: :class:`lifecycle.agent.adopt.SuggestingClient` keeps
+  it from the raw line; at most :data:`MAX_REPLACED` uuids, each a string of at most 100
+  characters, anything else not named). The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that
   renders its content.
 * A value of the wrong type reads as absent (a subtype that is no string is None, a data that is
   no mapping is empty, a name that is no string is not named): a message the agent did not
@@ -145,6 +148,7 @@ class ClaudeMessage:
     parent_tool_use_id: str | None = None
     names: tuple[str, ...] = ()  # the prompts (user message uuids) it names
     origin: str | None = None  # a result's origin kind (a turn Claude Code started by itself)
+    replaces: tuple[str, ...] = ()  # the message uuids an assistant message replaces (``supersedes``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +207,19 @@ def read(message: object) -> ClaudeMessage:
         parent_tool_use_id=parent if isinstance(parent, str) else None,
         names=_names(message, data),
         origin=_origin(message) if kind is Kind.RESULT else None,
+        replaces=_replaced(getattr(message, "supersedes", None)) if kind is Kind.ASSISTANT else (),
     )
+
+
+#: The most message uuids one message may name as replaced (Claude Code names one response's).
+MAX_REPLACED: Final = 64
+
+
+def _replaced(value: object) -> tuple[str, ...]:
+    """The uuids a ``supersedes`` list names (see the module)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
 
 
 def _skipped(kind: Kind, message: object) -> ClaudeMessage:

@@ -22,6 +22,11 @@ Rules
 * A prompt's failed result that an interrupt ended, after Claude Code's ``Interrupt`` hook
   reported it, is the turn's stop: its event is ``Cancelled``, not the failed ``Result``
   (:mod:`lifecycle.agent.interrupts`); any result takes the report.
+* An assistant message that names messages Claude Code replaced (CLI 2.1.337's ``supersedes``:
+  after a refusal fallback, or after a response whose tool call could not be parsed) ends first
+  the tool calls those messages left open (``failed``: they will never run). Their text was shown
+  as Claude Code printed it; ACP has no way to take a shown chunk back, and Claude Code leaves them
+  out of the stored transcript, so a replay (``session/load``) shows the conversation it kept.
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -157,6 +162,9 @@ def translate(
     event: Event | None = None
     updates = []
     if kind is Kind.ASSISTANT:
+        if message.replaces:  # CLI 2.1.337: Claude Code dropped these messages (see the module)
+            log.info("runtime.messages_replaced", count=len(message.replaces))
+            steps.extend([Step(ended)] if (ended := renderer.replaced(message.replaces)) and not quiet else [])
         updates, shown = renderer.assistant(sdk)
         refusal = renderer.refusal() if getattr(sdk, "stop_reason", None) == "refusal" else None
         event = _event(sdk_assistant, message, shown=shown, refusal=refusal)
