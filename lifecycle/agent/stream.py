@@ -295,13 +295,7 @@ class StreamRenderer:
         them from the conversation, so a tool call one of them made and that is still open will
         never get a result: it ends ``failed`` now, then is forgotten."""
         gone = set(uuids)
-        ended = [tool_id for tool_id, tool in self._tools.items() if tool.origin is not None and tool.origin in gone]
-        updates = []
-        for tool_id in ended:
-            tool = self._tools.pop(tool_id)
-            if tool.announced and tool.name != "TodoWrite":
-                updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool))
-        return updates
+        return self._fail([tool_id for tool_id, tool in self._tools.items() if tool.origin in gone])
 
     def user(self, message: object) -> list[dict[str, Any]]:
         """A ``UserMessage``: every ``tool_result`` block ends its tool call."""
@@ -429,8 +423,13 @@ class StreamRenderer:
             for tool_id, tool in self._tools.items()
             if background or tool.parent is None or tool.parent in self._tools
         ]
+        return self._fail(closing)
+
+    def _fail(self, tool_ids: list[str]) -> list[dict[str, Any]]:
+        """Tool calls that will never end by themselves: each announced one ``failed``, then all
+        forgotten (a ``TodoWrite`` is a plan, never a tool call)."""
         updates = []
-        for tool_id in closing:
+        for tool_id in tool_ids:
             tool = self._tools.pop(tool_id)
             if tool.announced and tool.name != "TodoWrite":
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool))

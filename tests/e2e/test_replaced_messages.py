@@ -15,41 +15,29 @@ not show it).
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .fakeapi import MessageReply, RequestRecord, refusal_reply
-from .harness import Script, agent, never, run_async
+from .fakeapi import MessageReply, refusal_reply
+from .harness import Script, agent, first_model_refuses, never, run_async
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 PARTIAL = "Here is the answ"
 ANSWER = "Here is the answer."
+FALLBACK = MessageReply([{"type": "text", "text": ANSWER}])
 
 
-def _first_model_refuses() -> Any:
-    models: list[str | None] = []
-    lock = threading.Lock()
-
-    def answer(request: RequestRecord) -> Any:
-        with lock:
-            if not models:
-                models.append(request.model)
-        if request.model == models[0]:
-            refused = refusal_reply()
-            refused.blocks = [{"type": "text", "text": PARTIAL}]
-            return refused
-        return MessageReply([{"type": "text", "text": ANSWER}])
-
-    return answer
+def _refused() -> MessageReply:
+    refused = refusal_reply()
+    refused.blocks = [{"type": "text", "text": PARTIAL}]
+    return refused
 
 
 def test_a_replaced_attempt_is_shown_as_printed_live_and_not_replayed(tmp_path: Path) -> None:
     async def go() -> None:
-        async with agent(tmp_path, Script(then=_first_model_refuses()), never) as run:
+        async with agent(tmp_path, Script(then=first_model_refuses(_refused, FALLBACK)), never) as run:
             answer = await run.prompt("hi")
             live = [t for t in run.texts() if t in (PARTIAL, ANSWER)]
             sid, cwd, log = run.sid, str(run.workspace.cwd), run.workspace.log()
