@@ -181,7 +181,7 @@ def bench_imports(cfg: BenchConfig, say: Say) -> SectionResult:
         measured(
             "imports.first_use_s",
             "import lifecycle + one healthy turn + one api_retry warning published through a SessionLedger "
-            "(the machines, python-statemachine and the record's schema loaded on the way)",
+            "(the machines, python-statemachine, the record with pydantic and its schema loaded on the way)",
             "s",
             runs["first_use"],
         ),
