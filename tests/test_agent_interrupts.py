@@ -13,6 +13,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sdk_messages import result_message
 
 from lifecycle.agent.interrupts import Interruption, Interruptions, read_interruption
@@ -114,3 +116,31 @@ def test_without_the_report_the_same_result_is_a_failure() -> None:
     lanes, _ = _lanes()
     (event,) = _events(lanes, result_message(**INTERRUPTED))
     assert isinstance(event, Result) and event.is_error and event.terminal_reason == "aborted_tools"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
+_WORDS = st.sampled_from(["user", "session", "system", "stop", "permission_denied", "rewind", "other",
+                          "terminal", "client", "Interrupt", ""])  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(
+    fields=st.dictionaries(st.sampled_from(["hook_event_name", "source", "reason", "via", "cwd"]), _JSON | _WORDS),
+    interrupt=st.booleans(),
+)
+def test_any_hook_input_reads_as_words_of_the_vocabularies_or_none(fields: dict[str, Any], interrupt: bool) -> None:
+    # Hostile input (docs/security.md, "What each parser may do with garbage"): never raises, never
+    # a word outside the vocabularies (so never a path or text into the log).
+    data = {**fields, "hook_event_name": "Interrupt"} if interrupt else fields
+    report = read_interruption(data)
+    if data.get("hook_event_name") != "Interrupt":
+        assert report is None
+        return
+    assert report is not None
+    assert report.source in {"user", "session", "system", "unrecognized"}
+    assert report.reason in {"stop", "permission_denied", "rewind", "other", "unrecognized"}
+    assert report.via in {None, "terminal", "client", "unrecognized"}
