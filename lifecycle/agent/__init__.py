@@ -61,7 +61,8 @@ session), ``runtime`` (one Claude Code process), ``stream`` (Claude Code's messa
 chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its result rendered as the
 reference adapter does), ``permissions`` (``can_use_tool`` as ``session/request_permission``),
 ``always`` (what an "always" answer allows, in Claude Code's own rules), ``questions``
-(``AskUserQuestion`` as a form ``elicitation/create``), ``messages`` (one Claude message read
+(``AskUserQuestion`` as a form ``elicitation/create``), ``interrupts`` (why Claude Code stopped a
+turn, its ``Interrupt`` hook: a turn it stopped is not a failure), ``messages`` (one Claude message read
 once: the record every lane takes), ``lanes`` (the ordered table of lanes a message runs
 through), ``translate`` (the translation lane: one message as the updates it shows and the event
 the ledger judges), ``stored`` (stored sessions read for load and
