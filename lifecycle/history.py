@@ -36,6 +36,7 @@ __all__ = [
     "is_replayed_limit",
     "load_history",
     "read_transcript",
+    "strip_injected_context",
     "text_of",
     "unreadable_notice",
 ]
@@ -67,6 +68,42 @@ def text_of(content: object) -> str:
     return "".join(parts)
 
 
+#: Context Claude Code injects into a stored user message that nobody typed: a background task's
+#: ``<task-notification>`` (raw XML with its output file's path) and a ``<system-reminder>``. The
+#: reference adapter strips both on replay (``INJECTED_CONTEXT_MARKERS``, ``dist/acp-agent.js``).
+INJECTED_CONTEXT_TAGS: tuple[str, ...] = ("system-reminder", "task-notification")
+
+
+def strip_injected_context(text: str) -> str:
+    """``text`` without its :data:`INJECTED_CONTEXT_TAGS` ``<tag>…</tag>`` spans, each to the
+    nearest closing tag of its name (the reference's ``stripMarkerTags``); an opening tag never
+    closed is left as it is."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    copied = i = 0
+    dead: set[str] = set()
+    while True:
+        i = text.find("<", i)
+        if i < 0:
+            break
+        for tag in INJECTED_CONTEXT_TAGS:
+            opener = f"<{tag}>"
+            if tag in dead or not text.startswith(opener, i):
+                continue
+            end = text.find(f"</{tag}>", i + len(opener))
+            if end < 0:
+                dead.add(tag)  # never closed ahead: not an opener from here on
+                continue
+            out.append(text[copied:i])
+            copied = end + len(tag) + 3
+            i = copied - 1
+            break
+        i += 1
+    out.append(text[copied:])
+    return "".join(out)
+
+
 def _field(obj: object, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
@@ -96,6 +133,9 @@ def history_entry(stored: object) -> HistoryEntry | None:
     if kind == "user":
         meta = _field(stored, "isMeta") is True
         prompt = top_level and not meta and not _has_tool_result(content)
+        if prompt and "<" in text:  # what Claude Code injected is not the user's: stripped
+            stripped = strip_injected_context(text)
+            prompt, text = (bool(stripped.strip()) or stripped == text), stripped
         return HistoryEntry(role="user", uuid=uuid, text=text if prompt else "", top_level=top_level, prompt=prompt)
     model = message.get("model")
     return HistoryEntry(

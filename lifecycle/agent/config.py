@@ -136,6 +136,9 @@ AGENT_CAPABILITIES: dict[str, object] = {
         "fork": {},
         "delete": {},
         "additionalDirectories": {},
+        # The client's system prompt, appended or in place of Claude Code's (the reference's
+        # ``SYSTEM_PROMPT_CAPABILITY``: both modes; :mod:`lifecycle.agent.session_request`).
+        "systemPrompt": {"mode": {"override": {}}},
     },
     "auth": {"logout": {}},
 }

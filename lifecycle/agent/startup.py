@@ -80,7 +80,7 @@ RESERVED_KWARGS: Final = frozenset(
     {
         "self", "protocol_version", "client_capabilities", "client_info", "method_id", "cwd",
         "additional_directories", "mcp_servers", "session_id", "prompt", "mode_id", "config_id", "value",
-        "cursor",
+        "cursor", "system_prompt",
     }
 )  # fmt: skip
 

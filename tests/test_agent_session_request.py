@@ -1,0 +1,115 @@
+"""What a session request asks for (issue 50, part A): the cwd check, the client's system prompt
+and the ``_meta`` options, read alone (:mod:`lifecycle.agent.session_request`), and how they reach
+Claude Code's command line (:mod:`lifecycle.agent.launch`). The expected words are the reference
+adapter 0.101.0's (``validateCwd`` in ``dist/acp-agent.js``, ``dist/client-system-prompt.js``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lifecycle.agent.config import AgentConfig
+from lifecycle.agent.launch import cli_argv, cli_options
+from lifecycle.agent.modes import SessionSettings
+from lifecycle.agent.session_request import BadSessionRequest, check_cwd, session_options
+from lifecycle.history import history_entry, strip_injected_context
+
+
+def _refused(call: Any, *args: Any) -> tuple[str, Any]:
+    with pytest.raises(BadSessionRequest) as caught:
+        call(*args)
+    return caught.value.message, caught.value.data
+
+
+def test_a_cwd_is_an_absolute_path_to_a_folder(tmp_path: Path) -> None:
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    assert check_cwd(str(tmp_path)) == str(tmp_path)
+    assert _refused(check_cwd, "rel") == ("`cwd` must be an absolute path, but received: rel", {"cwd": "rel"})
+    missing = str(tmp_path / "gone")
+    assert _refused(check_cwd, missing) == (
+        f"`cwd` does not exist on the machine running the agent: {missing}",
+        {"cwd": missing},
+    )
+    assert _refused(check_cwd, str(a_file)) == (f"`cwd` is not a directory: {a_file}", {"cwd": str(a_file)})
+    assert _refused(check_cwd, "/a\0b")[0].startswith("`cwd` does not exist")  # a NUL byte: no crash
+
+
+def _text(*texts: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": t} for t in texts]
+
+
+def test_the_system_prompt_is_appended_or_replaces_as_the_reference_does() -> None:
+    preset = {"type": "preset", "preset": "claude_code"}
+    append = session_options({"mode": "append", "content": _text("a", "b")}, None).claude
+    assert append == {"system_prompt": {**preset, "append": "a\n\nb"}}  # sdkSystemPrompt: joined by a blank line
+    assert session_options({"mode": "override", "content": _text("o")}, None).claude == {"system_prompt": "o"}
+    assert session_options({"mode": "append", "content": []}, None).claude == {}  # nothing to add
+    assert session_options(None, None).claude == {}
+    # The older _meta.systemPrompt: a string replaces, an object's append appends; the ACP field wins.
+    assert session_options(None, {"systemPrompt": "m"}).claude == {"system_prompt": "m"}
+    assert session_options(None, {"systemPrompt": {"append": "m"}}).claude == {
+        "system_prompt": {**preset, "append": "m"}
+    }
+    both = session_options({"mode": "override", "content": _text("acp")}, {"systemPrompt": "meta"})
+    assert both.claude == {"system_prompt": "acp"}
+
+
+def test_a_system_prompt_the_agent_cannot_apply_is_refused() -> None:
+    assert _refused(session_options, {"mode": "x", "content": []}, None) == (
+        "Unsupported systemPrompt mode: x",
+        {"systemPrompt": {"mode": "x"}},
+    )
+    image = {"mode": "append", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]}
+    assert _refused(session_options, image, None) == (
+        "systemPrompt content must be text, but received a image block",
+        {"systemPrompt": {"content": {"type": "image"}}},
+    )
+    for shape in ("text", ["a"], {"mode": "append"}, {"mode": "append", "content": [{"type": "text", "text": 1}]}):
+        assert _refused(session_options, shape, None)[0].startswith(("systemPrompt", "a systemPrompt"))
+    # The bound (docs/acp-agent.md): 100 000 UTF-8 bytes, counted after joining.
+    assert session_options({"mode": "override", "content": _text("é" * 50_000)}, None).claude
+    assert _refused(session_options, {"mode": "override", "content": _text("é" * 50_001)}, None)[1] == {
+        "systemPrompt": {"bytes": 100_002, "limit": 100_000}
+    }
+    assert _refused(session_options, None, {"systemPrompt": "x" * 100_001})[0].startswith("_meta.systemPrompt is")
+
+
+def test_tools_come_from_the_meta_options_or_disable_built_in_tools() -> None:
+    tools = {"claudeCode": {"options": {"tools": ["Read", "Read", "Grep"]}}}
+    assert session_options(None, tools).claude == {"tools": ["Read", "Grep"]}
+    assert session_options(None, {"disableBuiltInTools": True}).claude == {"tools": []}
+    # Every other option is not taken (env, executable: docs/parity/README.md).
+    other = {"claudeCode": {"options": {"env": {"LD_PRELOAD": "x"}, "executable": "/bin/sh"}}}
+    assert session_options(None, other).claude == {}
+    for bad in ("Read", ["Re,ad"], [""], ["x"] * 257, [1]):
+        assert _refused(session_options, None, {"claudeCode": {"options": {"tools": bad}}})[1] == {"tools": "invalid"}
+
+
+def test_a_session_with_a_system_prompt_has_another_command_line_so_no_early_launch() -> None:
+    settings = SessionSettings()
+    settings.claude_options = {"system_prompt": "o"}
+    options = cli_options(AgentConfig(), settings, cwd="/p", session_id="s", resume=False)
+    assert options["system_prompt"] == "o"
+    assert cli_argv("/claude", options) is None  # the early launch is never built for it
+    assert cli_argv("/claude", cli_options(AgentConfig(), SessionSettings(), cwd="/p", session_id="s", resume=False))
+
+
+def test_claude_codes_injected_context_is_stripped_from_a_replayed_prompt() -> None:
+    notification = (
+        "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+        "<output-file>/tmp/claude/tasks/b1.output</output-file>\n</task-notification>"
+    )
+    assert strip_injected_context(notification) == ""
+    assert strip_injected_context(f"hi{notification} there") == "hi there"
+    assert strip_injected_context("a<system-reminder>r</system-reminder>b") == "ab"
+    assert strip_injected_context("<task-notification>never closed") == "<task-notification>never closed"
+    assert strip_injected_context("<b>kept</b>") == "<b>kept</b>"
+    # A stored message that is only a notification is no prompt; one with the user's words keeps them.
+    only = history_entry({"type": "user", "uuid": "u", "message": {"role": "user", "content": notification}})
+    assert only is not None and (only.prompt, only.text) == (False, "")
+    mixed = {"type": "user", "uuid": "u", "message": {"role": "user", "content": _text("fix it", notification)}}
+    entry = history_entry(mixed)
+    assert entry is not None and (entry.prompt, entry.text) == (True, "fix it")
