@@ -138,8 +138,11 @@ def initial_settings(config: AgentConfig, env: Mapping[str, str], cwd: str | Non
     own = (claude_settings_mode(cwd, env) if cwd else None) or "default"
     if own == "bypassPermissions" and not allow_bypass:
         own = "default"  # not launched allowing it: Claude Code does not start in it
+    # ``ANTHROPIC_MODEL``: the model Claude Code runs when ``--model`` names none, preselected in the
+    # picker as the reference does (environment.py).
+    model = config.model or env.get("ANTHROPIC_MODEL") or "default"
     settings = SessionSettings(
-        mode=config.permission_mode or own, settings_mode=own, model=config.model or "default",
+        mode=config.permission_mode or own, settings_mode=own, model=model,
         allow_bypass=allow_bypass,
     )  # fmt: skip
     if settings.mode == "bypassPermissions" and not settings.allow_bypass:
@@ -175,6 +178,10 @@ def cli_options(
         kw["effort"] = settings.effort
     if config.max_turns is not None:
         kw["max_turns"] = config.max_turns
+    if config.thinking is not None:  # MAX_THINKING_TOKENS, CLAUDE_CODE_THINKING_DISPLAY
+        kw["thinking"] = dict(config.thinking)
+    if config.settings is not None:  # CLAUDE_MODEL_CONFIG
+        kw["settings"] = config.settings
     if config.cli_path:
         kw["cli_path"] = config.cli_path
     if settings.mode != settings.settings_mode:

@@ -280,7 +280,7 @@ class ClaudeAcpAgent:
                 "agentCapabilities": advertise(
                     AgentCapabilities.model_validate(AGENT_CAPABILITIES), client.negotiated
                 ).model_dump(by_alias=True, exclude_none=True),
-                "authMethods": auth_methods(client),
+                "authMethods": auth_methods(client, hide_claude_auth=self.config.hide_claude_auth),
                 "agentInfo": {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__},
             }
         ).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
@@ -290,7 +290,8 @@ class ClaudeAcpAgent:
 
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        if method_id != AUTH_METHOD_ID and method_id not in TERMINAL_AUTH_IDS:
+        offered = {str(m["id"]) for m in auth_methods(self._client, hide_claude_auth=self.config.hide_claude_auth)}
+        if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or method_id not in offered):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
         ok = _credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)
