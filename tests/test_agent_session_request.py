@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lifecycle.agent.config import AgentConfig
 from lifecycle.agent.launch import cli_argv, cli_options
@@ -35,6 +37,10 @@ def test_a_cwd_is_an_absolute_path_to_a_folder(tmp_path: Path) -> None:
     )
     assert _refused(check_cwd, str(a_file)) == (f"`cwd` is not a directory: {a_file}", {"cwd": str(a_file)})
     assert _refused(check_cwd, "/a\0b")[0].startswith("`cwd` does not exist")  # a NUL byte: no crash
+
+
+def _block(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
 
 
 def _text(*texts: str) -> list[dict[str, str]]:
@@ -113,3 +119,44 @@ def test_claude_codes_injected_context_is_stripped_from_a_replayed_prompt() -> N
     mixed = {"type": "user", "uuid": "u", "message": {"role": "user", "content": _text("fix it", notification)}}
     entry = history_entry(mixed)
     assert entry is not None and (entry.prompt, entry.text) == (True, "fix it")
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+_prompts = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {"mode": st.sampled_from(["append", "override", "x"]) | _json, "content": st.lists(_json, max_size=3) | _json}
+    ),
+    st.fixed_dictionaries(
+        {"mode": st.sampled_from(["append", "override"]), "content": st.lists(st.builds(_block, st.text()), max_size=3)}
+    ),
+)
+_metas = st.one_of(
+    _json,
+    st.fixed_dictionaries({"systemPrompt": _json | st.text(), "disableBuiltInTools": _json}),
+    st.fixed_dictionaries({"claudeCode": st.fixed_dictionaries({"options": st.fixed_dictionaries({"tools": _json})})}),
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(prompt=_prompts, meta=_metas, cwd=_json | st.text())
+def test_any_json_is_applied_or_refused_with_a_clear_error(prompt: object, meta: object, cwd: object) -> None:
+    """docs/security.md ("What each parser may do with garbage"): a ``SessionOptions`` of the
+    known keys, or ``BadSessionRequest``; nothing else escapes."""
+    try:
+        options = session_options(prompt, meta)
+    except BadSessionRequest as bad:
+        assert bad.message and isinstance(bad.data, dict)
+    else:
+        assert set(options.claude) <= {"system_prompt", "tools"}
+        prompt_option = options.claude.get("system_prompt")
+        assert prompt_option is None or isinstance(prompt_option, (str, dict))
+        assert all(isinstance(t, str) for t in options.claude.get("tools", []))
+    try:
+        check_cwd(cwd)
+    except BadSessionRequest as bad:
+        assert bad.data == {"cwd": cwd}

@@ -44,7 +44,15 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
 from . import sdk
-from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .config import (
+    AGENT_CAPABILITIES,
+    AUTH_METHOD_ID,
+    CLAUDE_AI_LOGIN,
+    TERMINAL_AUTH_IDS,
+    AgentConfig,
+    auth_methods,
+    claude_cli,
+)
 from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
 from .modes import MODE_CONFIG_ID, Offered, SettingsError
@@ -290,8 +298,8 @@ class ClaudeAcpAgent:
 
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        offered = {str(m["id"]) for m in auth_methods(self._client, hide_claude_auth=self.config.hide_claude_auth)}
-        if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or method_id not in offered):
+        hidden = self.config.hide_claude_auth and method_id == CLAUDE_AI_LOGIN  # --hide-claude-auth
+        if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or hidden):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
         ok = _credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)

@@ -166,12 +166,14 @@ async def _session(run: Run, **params: Any) -> str:
 
 def test_the_clients_system_prompt_is_appended_or_replaces_claude_codes(tmp_path: Path) -> None:
     async def go() -> None:
-        async with _bare(tmp_path, Script(text_reply("One."), text_reply("Two."), text_reply("Three."))) as run:
+        replies = Script(text_reply("One."), text_reply("Two."), text_reply("Three."), text_reply("Four."))
+        async with _bare(tmp_path, replies) as run:
             # The first session/new (the early launch's): appended to Claude Code's own prompt.
             run.sid = await _session(run, systemPrompt={"mode": "append", "content": _text(APPENDED)})
             assert (await run.prompt("prompt-append")).stop_reason == "end_turn"
             appended = system_text(_asked(run, "prompt-append"))
             assert APPENDED in appended and "Claude Code" in appended  # Claude Code's own, and ours
+            first = run.sid
             # Override: the client's text in place of Claude Code's.
             run.sid = await _session(run, systemPrompt={"mode": "override", "content": _text(OVERRIDE)})
             assert (await run.prompt("prompt-override")).stop_reason == "end_turn"
@@ -184,9 +186,19 @@ def test_the_clients_system_prompt_is_appended_or_replaces_claude_codes(tmp_path
             assert (await run.prompt("prompt-meta")).stop_reason == "end_turn"
             request = body_of(_asked(run, "prompt-meta"))
             assert OVERRIDE in system_text(_asked(run, "prompt-meta"))
-            # Claude Code's own tools but those two are gone (it adds a placeholder of its own).
+            # Of Claude Code's built-in tools only those two are offered (it adds a placeholder of its own).
             names = {t["name"] for t in request.get("tools") or []}
             assert {"Grep", "Read"} <= names and not names & {"Bash", "Write", "Edit", "Agent"}
+            # session/resume takes one too (the reference passes it on load, resume and fork), but
+            # Claude Code resumes a stored session with the system prompt it was started with: the
+            # reference's resumed request is the same (the reference test below).
+            resumed = {"mode": "override", "content": _text("RESUMED-50 is your name.")}
+            params = {"cwd": str(run.workspace.cwd), "sessionId": first, "systemPrompt": resumed}
+            await run.conn._conn.send_request("session/resume", params)
+            run.sid = first
+            assert (await run.prompt("prompt-resumed")).stop_reason == "end_turn"
+            again = system_text(_asked(run, "prompt-resumed"))
+            assert APPENDED in again and "RESUMED-50" not in again
             # Bad input: refused with the reference's words (dist/client-system-prompt.js) or, for
             # a shape its schema refuses, ours; nothing is created.
             cwd = str(run.workspace.cwd)
@@ -227,16 +239,23 @@ def test_the_reference_applies_a_system_prompt_and_refuses_one_the_same_way(tmp_
     async def go() -> None:
         ws = AgentWorkspace()
         ws._workspace(tmp_path)
-        async with reference_agent(ws, Script(text_reply("One."), text_reply("Two."))) as (conn, _frames):
+        replies = Script(text_reply("One."), text_reply("Two."), text_reply("Three."))
+        async with reference_agent(ws, replies) as (conn, _frames):
             cwd = str(ws.cwd)
+            sids = []
             for mode, text, marker in (
                 ("append", APPENDED, "prompt-append"),
                 ("override", OVERRIDE, "prompt-override"),
             ):
                 params = {"cwd": cwd, "mcpServers": [], "systemPrompt": {"mode": mode, "content": _text(text)}}
-                sid = (await conn._conn.send_request("session/new", params))["sessionId"]
+                sids.append(sid := (await conn._conn.send_request("session/new", params))["sessionId"])
                 prompt = {"sessionId": sid, "prompt": _text(marker)}
                 assert (await conn._conn.send_request("session/prompt", prompt))["stopReason"] == "end_turn"
+            resumed = {"mode": "override", "content": _text("RESUMED-50 is your name.")}
+            params = {"cwd": cwd, "sessionId": sids[0], "systemPrompt": resumed}
+            await conn._conn.send_request("session/resume", params)
+            prompt = {"sessionId": sids[0], "prompt": _text("prompt-resumed")}
+            assert (await conn._conn.send_request("session/prompt", prompt))["stopReason"] == "end_turn"
             api = ws.api
             assert api is not None
             requests = [r for r in api.message_requests if not is_prompt_suggestion(r)]
@@ -244,6 +263,9 @@ def test_the_reference_applies_a_system_prompt_and_refuses_one_the_same_way(tmp_
             override = system_text(next(r for r in requests if "prompt-override" in str(body_of(r)["messages"])))
             assert APPENDED in append and "Claude Code" in append
             assert OVERRIDE in override and "Claude Code" not in override and len(override) < 500
+            again = system_text(next(r for r in requests if "prompt-resumed" in str(body_of(r)["messages"])))
+            # A resumed session keeps the system prompt it was started with (Claude Code's resume).
+            assert APPENDED in again and "RESUMED-50" not in again
             mode = {"mode": "replace", "content": _text("x")}
             params = {"cwd": cwd, "mcpServers": [], "systemPrompt": mode}
             assert await _error(conn, "session/new", params) == (
