@@ -16,7 +16,7 @@ from lifecycle.agent.config import AgentConfig
 from lifecycle.agent.launch import cli_argv, cli_options
 from lifecycle.agent.modes import SessionSettings
 from lifecycle.agent.session_request import BadSessionRequest, check_cwd, session_options
-from lifecycle.history import history_entry, strip_injected_context
+from lifecycle.history import history_entry, replayed_prompt, strip_markers
 
 
 def _refused(call: Any, *args: Any) -> tuple[str, Any]:
@@ -108,11 +108,21 @@ def test_claude_codes_injected_context_is_stripped_from_a_replayed_prompt() -> N
         "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
         "<output-file>/tmp/claude/tasks/b1.output</output-file>\n</task-notification>"
     )
-    assert strip_injected_context(notification) == ""
-    assert strip_injected_context(f"hi{notification} there") == "hi there"
-    assert strip_injected_context("a<system-reminder>r</system-reminder>b") == "ab"
-    assert strip_injected_context("<task-notification>never closed") == "<task-notification>never closed"
-    assert strip_injected_context("<b>kept</b>") == "<b>kept</b>"
+    assert strip_markers(notification) == ""
+    assert strip_markers(f"hi{notification} there") == "hi there"
+    assert strip_markers("a<system-reminder>r</system-reminder>b") == "ab"
+    assert strip_markers("<task-notification>never closed") == "<task-notification>never closed"
+    assert strip_markers("<b>kept</b>") == "<b>kept</b>"
+    # A local slash command's markers (the reference's stripLocalCommandMetadataText): the
+    # command as typed, unless it is output or one the reference hides.
+    command = "<command-message>review</command-message>\n<command-name>/review</command-name>"
+    assert replayed_prompt(command + "\n<command-args>src/a.py</command-args>") == "/review src/a.py"
+    assert replayed_prompt(command) == "/review"
+    assert replayed_prompt("<command-name>/compact</command-name><command-args></command-args>") is None
+    assert replayed_prompt("<local-command-stdout>Set model to haiku</local-command-stdout>") is None
+    assert replayed_prompt("<command-name>/model</command-name>hi") == "hi"  # prose kept
+    assert replayed_prompt(notification) is None
+    assert replayed_prompt("a < b") == "a < b"
     # A stored message that is only a notification is no prompt; one with the user's words keeps them.
     only = history_entry({"type": "user", "uuid": "u", "message": {"role": "user", "content": notification}})
     assert only is not None and (only.prompt, only.text) == (False, "")

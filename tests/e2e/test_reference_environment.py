@@ -6,7 +6,8 @@ Anthropic API on 127.0.0.1 the only fake:
   ``index.js``);
 * ``MAX_THINKING_TOKENS`` reaches Claude Code as the reference passes it (what the fake API
   receives as ``thinking``), ``ANTHROPIC_MODEL`` is the model the picker starts on and the one
-  the request names, ``CLAUDE_AGENT_LOGS`` gets ``agent.log``;
+  the request names, ``ANTHROPIC_CUSTOM_MODEL_OPTION`` is in the picker, the same picker as the
+  reference's, ``CLAUDE_AGENT_LOGS`` gets ``agent.log``;
 * ``--hide-claude-auth`` leaves the Claude subscription login out of ``authMethods``.
 """
 
@@ -33,6 +34,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 THINKING = "3072"
 #: A model id Claude Code does not list: the picker shows it as it runs it.
 MODEL = "claude-haiku-4-5"
+CUSTOM = "my-custom-model-50"
 
 
 def test_version_prints_the_version_and_exits_0_as_the_references() -> None:
@@ -55,10 +57,15 @@ def _env(ws: AgentWorkspace, env: dict[str, str]) -> None:
     env["MAX_THINKING_TOKENS"] = THINKING
     env["ANTHROPIC_MODEL"] = MODEL
     env["CLAUDE_AGENT_LOGS"] = str(ws.tmp / "agent-logs")
+    env["ANTHROPIC_CUSTOM_MODEL_OPTION"] = CUSTOM
 
 
 def _model(config_options: list[dict[str, Any]]) -> Any:
     return next(o["currentValue"] for o in config_options if o["id"] == "model")
+
+
+def _models(config_options: list[dict[str, Any]]) -> list[Any]:
+    return [v["value"] for o in config_options if o["id"] == "model" for v in o["options"]]
 
 
 def _thinking_and_model(requests: list[Any], marker: str) -> tuple[Any, Any]:
@@ -74,6 +81,8 @@ def test_the_thinking_budget_the_model_and_the_log_folder_as_the_reference_reads
             run_ours: Run = run
             answer = next(m for d, m in run.frames if m.get("id") == 1 and "result" in m)["result"]
             assert _model(answer["configOptions"]) == MODEL
+            models = _models(answer["configOptions"])
+            assert CUSTOM in models and MODEL in models  # Claude Code lists the custom option
             assert (await run.prompt("prompt-env")).stop_reason == "end_turn"
             ours = _thinking_and_model(run.api.message_requests, "prompt-env")
             init = next(m for d, m in run.frames if m.get("id") == 0 and "result" in m)["result"]
@@ -93,5 +102,6 @@ def test_the_thinking_budget_the_model_and_the_log_folder_as_the_reference_reads
             theirs = _thinking_and_model(ws.api.message_requests, "prompt-env")
         assert theirs == ours
         assert _model(session["configOptions"]) == MODEL
+        assert _models(session["configOptions"]) == models  # the same picker, entry for entry
 
     run_async(go())
