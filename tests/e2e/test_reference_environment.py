@@ -6,8 +6,9 @@ Anthropic API on 127.0.0.1 the only fake:
   ``index.js``);
 * ``MAX_THINKING_TOKENS`` reaches Claude Code as the reference passes it (what the fake API
   receives as ``thinking``), ``ANTHROPIC_MODEL`` is the model the picker starts on and the one
-  the request names, ``ANTHROPIC_CUSTOM_MODEL_OPTION`` is in the picker, the same picker as the
-  reference's, ``CLAUDE_AGENT_LOGS`` gets ``agent.log``;
+  the request names, ``ANTHROPIC_CUSTOM_MODEL_OPTION`` is in the picker and
+  ``CLAUDE_MODEL_CONFIG``'s ``availableModels`` narrows it: the same picker as the reference's;
+  ``CLAUDE_AGENT_LOGS`` gets ``agent.log``;
 * ``--hide-claude-auth`` leaves the Claude subscription login out of ``authMethods``.
 """
 
@@ -58,6 +59,7 @@ def _env(ws: AgentWorkspace, env: dict[str, str]) -> None:
     env["ANTHROPIC_MODEL"] = MODEL
     env["CLAUDE_AGENT_LOGS"] = str(ws.tmp / "agent-logs")
     env["ANTHROPIC_CUSTOM_MODEL_OPTION"] = CUSTOM
+    env["CLAUDE_MODEL_CONFIG"] = json.dumps({"availableModels": ["haiku", "sonnet", CUSTOM]})
 
 
 def _model(config_options: list[dict[str, Any]]) -> Any:
@@ -82,7 +84,9 @@ def test_the_thinking_budget_the_model_and_the_log_folder_as_the_reference_reads
             answer = next(m for d, m in run.frames if m.get("id") == 1 and "result" in m)["result"]
             assert _model(answer["configOptions"]) == MODEL
             models = _models(answer["configOptions"])
-            assert CUSTOM in models and MODEL in models  # Claude Code lists the custom option
+            # Claude Code lists the custom option, and only the models CLAUDE_MODEL_CONFIG allows
+            # (opus and fable gone), then the model in force (observed on the reference too).
+            assert models == ["default", "sonnet", "haiku", CUSTOM, MODEL]
             assert (await run.prompt("prompt-env")).stop_reason == "end_turn"
             ours = _thinking_and_model(run.api.message_requests, "prompt-env")
             init = next(m for d, m in run.frames if m.get("id") == 0 and "result" in m)["result"]
