@@ -481,6 +481,9 @@ class ClaudeAcpAgent:
             if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:  # "٣" is a digit too
                 raise RequestError.invalid_params({"cursor": cursor[:80], "details": "invalid cursor"})
             offset = int(cursor)
+        if cwd is not None and not os.path.isabs(cwd):  # the reference's check (a filter: no folder needed)
+            message = f"Invalid params: `cwd` must be an absolute path, but received: {cwd}"
+            raise RequestError(-32602, message, {"cwd": cwd})
         directory = self._cwd(cwd) if cwd is not None else None
         found = await asyncio.to_thread(
             sdk_function("list_sessions"), directory=directory, limit=_LIST_PAGE + 1, offset=offset

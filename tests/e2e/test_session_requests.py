@@ -58,6 +58,8 @@ def _bad_cwd_requests(sid: str, a_file: str) -> list[tuple[str, dict[str, Any]]]
         out.append(("session/load", {"cwd": cwd, "sessionId": sid, "mcpServers": []}))
         out.append(("session/resume", {"cwd": cwd, "sessionId": sid}))
         out.append(("session/fork", {"cwd": cwd, "sessionId": sid}))
+    # session/list filters by its cwd: only a relative one is refused (the reference's listSessions).
+    out.append(("session/list", {"cwd": RELATIVE}))
     return out
 
 
@@ -93,6 +95,7 @@ def test_a_bad_cwd_is_refused_at_once_on_every_session_method_as_the_reference_d
             assert code == -32602
         # Per cwd, four methods, the same answer (the reference's words, issue 50.1).
         relative, missing, not_a_dir = ours[0:4], ours[4:8], ours[8:12]
+        assert ours[12] == (-32602, RELATIVE_MESSAGE, {"cwd": RELATIVE})  # session/list
         assert relative == [(-32602, RELATIVE_MESSAGE, {"cwd": RELATIVE})] * 4
         assert missing == [(-32602, MISSING_MESSAGE, {"cwd": MISSING})] * 4
         # A path under the temporary folder is echoed redacted, as every JSON-RPC error of the
@@ -102,7 +105,8 @@ def test_a_bad_cwd_is_refused_at_once_on_every_session_method_as_the_reference_d
         async with reference_agent(workspace, Script()) as (conn, _frames):
             theirs = [await _error(conn, m, p) for m, p in _bad_cwd_requests(sid, str(a_file))]
         assert theirs[:8] == ours[:8]
-        assert theirs[8:] == [(-32602, FILE_MESSAGE + str(a_file), {"cwd": str(a_file)})] * 4
+        assert theirs[8:12] == [(-32602, FILE_MESSAGE + str(a_file), {"cwd": str(a_file)})] * 4
+        assert theirs[12] == ours[12]
 
     run_async(go())
 
