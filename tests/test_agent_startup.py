@@ -62,7 +62,10 @@ WORKS = {
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": True, "sse": True, "acp": False},
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}
-    | {"fork": {}, "delete": {}, "additionalDirectories": {}},
+    | {"fork": {}, "delete": {}, "additionalDirectories": {}}
+    # Issue 50.2: the client's system prompt in both modes (the reference's SYSTEM_PROMPT_CAPABILITY,
+    # dist/client-system-prompt.js).
+    | {"systemPrompt": {"mode": {"override": {}}}},
     "auth": {"logout": {}},
 }
 CAPABLE = {**WORKS, "_meta": AIR}
@@ -110,7 +113,8 @@ async def _sdk_answer(params: dict[str, Any]) -> dict[str, Any]:
     resp = await ClaudeAcpAgent().initialize(
         protocol_version=req.protocol_version, client_capabilities=req.client_capabilities, client_info=req.client_info
     )
-    out: dict[str, Any] = resp.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    # A dict (the SDK's model has no sessionCapabilities.systemPrompt): sent as it is.
+    out: dict[str, Any] = resp
     return out
 
 
