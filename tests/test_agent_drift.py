@@ -112,7 +112,7 @@ def _raw_control_requests() -> list[str]:
 
 def _hooks() -> list[str]:
     text = (AGENT / "session.py").read_text()
-    return sorted(set(re.findall(r'"([A-Z][A-Za-z]+)":\s*\[HookMatcher', text)))
+    return sorted(set(re.findall(r'"([A-Z][A-Za-z]+)"\]?(?::|\s*=)\s*\[HookMatcher', text)))
 
 
 def _shape(arg: str, cli: str) -> str:
@@ -206,9 +206,10 @@ def test_every_field_the_agent_reads_exists() -> None:
 def test_every_control_request_and_hook_is_one_the_sdk_knows() -> None:
     surface = installed_surface()["control_requests"]
     assert all(not s.startswith("<none") for s in surface["sent through the SDK"].values()), surface
-    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists no ``PostCompact``): the
-    # snapshot names them; here, only that the scan found the one the agent registers.
-    assert surface["hooks"] == ["PostCompact"], surface["hooks"]
+    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists neither; both are in
+    # ``HOOK_EVENTS`` of @anthropic-ai/claude-agent-sdk 0.3.337's sdk.d.ts, CLI 2.1.337): the
+    # snapshot names them; here, only that the scan found the ones the agent registers.
+    assert surface["hooks"] == ["PostCompact", "PostModelSwitch"], surface["hooks"]
     assert surface["sent raw"], "no raw control request found: the scan reads the wrong text"
     sdk.check_names()  # every private name resolves on the installed SDK
 

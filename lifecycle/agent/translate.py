@@ -19,6 +19,10 @@ Rules
   the turn (they are the session's, not the turn's).
 * A ``system``/``compact_boundary`` shows at once the context Claude Code kept
   (:meth:`lifecycle.agent.stream.StreamRenderer.compacted`: a ``usage_update``, the reference's).
+* A result the steering lane holds (:attr:`Pass.held`: a cycle a steer interrupted) shows
+  nothing and is not judged, its tokens counted in the turn's usage; one it releases
+  (:attr:`Pass.released`) is judged before the message that released it
+  (:mod:`lifecycle.agent.steering`).
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -92,7 +96,16 @@ class Translation:
     def run(self, p: Pass) -> list[Step]:
         if p.own:
             return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
-        return translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.held:  # a cycle a steer interrupted: its tokens are the turn's, the turn goes on
+            self.renderer.result(p.message.sdk)
+            return []
+        steps = translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.released is not None:  # the held result ends the turn after all (steering.py)
+            event = None if p.quiet else _event(sdk_result, p.released)
+            closing = [] if p.quiet else self.renderer.close_open_tools(background=False)
+            if closing or event is not None:
+                steps.insert(0, Step(closing, event))
+        return steps
 
 
 def _event(build: Any, message: ClaudeMessage, **facts: Any) -> Event | None:
@@ -149,9 +162,7 @@ def translate(
     return steps, kind is Kind.RESULT
 
 
-def own_steps(
-    message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool
-) -> list[Step]:
+def own_steps(message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool) -> list[Step]:
     """The steps of an own message (see the module); ``prompt_open``: the ledger's flow is not
     ``idle``, so its turn events are not fed."""
     if message.kind is Kind.RESULT:
@@ -179,7 +190,6 @@ def own_steps(
         if updates:
             out.append(Step(updates))
     return out
-
 
 
 def local_zone(seconds: int) -> tuple[int, str]:
