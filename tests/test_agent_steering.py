@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import SystemMessage
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sdk_messages import result_message
 
 from lifecycle.agent.lanes import LaneParts, Lanes
@@ -171,3 +173,32 @@ def test_the_size_bound_counts_what_claude_code_receives() -> None:
     assert MAX_STEER_BYTES == 1024 * 1024  # the bound docs/acp-agent.md states
     assert steer_size("ab") == 4  # '"ab"'
     assert steer_size([{"type": "text", "text": "é"}]) == len('[{"type": "text", "text": "é"}]'.encode())
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+_steers = st.fixed_dictionaries(
+    {},
+    optional={
+        "sessionId": _json | st.text(max_size=8),
+        "prompt": _json | st.lists(_json, max_size=3),
+        "_meta": _json | st.fixed_dictionaries({"steering": _json | st.fixed_dictionaries({"idleBehavior": _json})}),
+    },
+)
+
+
+@settings(max_examples=150, derandomize=True, database=None)
+@given(params=_json | _steers)
+def test_any_params_are_a_request_or_a_clear_refusal(params: object) -> None:
+    """docs/security.md, "What each parser may do with garbage": a ``SteerRequest`` of the checked
+    shape, or ``SteerInvalid``; nothing else."""
+    try:
+        request = parse_steer(params)
+    except SteerInvalid as refused:
+        assert str(refused).startswith(("steer params", "unsupported steering"))
+        return
+    assert isinstance(request.session_id, str) and request.session_id
+    assert isinstance(request.prompt, list) and request.prompt

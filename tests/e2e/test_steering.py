@@ -15,6 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import acp
@@ -24,7 +25,7 @@ from acp.connection import StreamDirection
 
 from .agent_under_test import AgentUnderTest
 from .fakeapi import MessageReply, RequestRecord, text_reply
-from .harness import body_of
+from .harness import Script, _fill_cwd, agent, body_of, never, run_async, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
@@ -226,3 +227,37 @@ def test_a_skill_found_mid_session_refreshes_the_commands(agents: Callable[..., 
     names = [c["name"] for c in refreshed[-1]["availableCommands"]]
     assert "deploy-notes" in names and "compact" in names
     assert not {"clear", "login", "logout", "mcp"} & set(names)  # filtered as at the start
+
+
+def test_a_steer_waits_for_an_open_question_and_a_cancel_leaves_the_session_usable(tmp_path: Path) -> None:
+    """While a permission question is open the steer goes at priority ``later`` (the reference's:
+    interrupting the callback would withdraw the client's question); a cancel then ends the turn,
+    and the next prompt runs at once: the steer Claude Code dropped holds nothing up."""
+
+    async def go() -> None:
+        script = Script(tool_turn(tool_use("Write", "toolu_w", file_path="{cwd}/new.txt", content="x\n")))
+        async with agent(tmp_path, script, never) as run:
+            _fill_cwd(script, run)
+            prompt = asyncio.ensure_future(run.prompt("write x to new.txt"))
+            await asyncio.wait_for(run.client.asked.wait(), 60)  # the question is open
+            answer = await run.conn._conn.send_request(
+                STEER, {"sessionId": run.sid, "prompt": [{"type": "text", "text": "make it y"}]}
+            )
+            assert answer == {"outcome": "injected"}
+            logged = [e for e in run.workspace.log() if e.get("event") == "steer.injected"]
+            assert [e["priority"] for e in logged] == ["later"]
+            await run.conn.cancel(session_id=run.sid)
+            assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
+            assert not (run.workspace.cwd / "new.txt").exists()  # never allowed
+            cancelled = len(run.incoming())
+            # Claude Code still answers the steer after the interrupt (CLI 2.1.337: its cycle runs,
+            # "make it y" reaches the model): that is the cancelled turn's, and shows nothing. The
+            # next prompt waits for it and gets the one answer of its own.
+            response = await asyncio.wait_for(run.prompt("and now something else"), 60)
+            assert response.stop_reason == "end_turn"
+            after = [m["params"]["update"] for m in run.incoming()[cancelled:] if m.get("method") == "session/update"]
+            shown = [u["content"]["text"] for u in after if u["sessionUpdate"] == "agent_message_chunk"]
+            assert shown == ["Nothing more to do."]  # the script's answer to every later request
+            assert any("make it y" in user_texts(r) for r in run.api.message_requests)
+
+    run_async(go())
