@@ -1,6 +1,7 @@
-"""Steering, pickers that follow and commands that refresh (issue 50.B), end to end: one
-``python -m lifecycle.agent`` for the whole module (the ``agents`` fixture), the real ACP SDK
-client, the real bundled Claude Code CLI 2.1.337, the fake Anthropic API.
+"""Steering, prompt queueing, pickers that follow and commands that refresh (issue 50.B), end to
+end: one ``python -m lifecycle.agent`` shared by the module's cases (the ``agents`` fixture; the
+open-question case, whose client never answers, has its own), the real ACP SDK client, the real
+bundled Claude Code CLI 2.1.337, the fake Anthropic API.
 
 Expected values are the reference adapter 0.101.0's (``dist/acp-agent.js``: ``steer``,
 ``parseSteerRequest``, ``initialize``, ``createPostToolUseHook``'s ``onEnterPlanMode``, the
@@ -76,6 +77,43 @@ def test_initialize_advertises_queueing_and_steering(agents: Callable[..., Agent
     # own ``_meta.steering.supported``.
     assert agent.init["result"]["agentCapabilities"]["_meta"]["claudeCode"] == {"promptQueueing": True}
     assert agent.init["result"]["_meta"] == {"steering": {"supported": True}}
+
+
+def test_a_prompt_sent_while_a_turn_runs_is_queued_and_gets_its_own_answer(
+    agents: Callable[..., AgentUnderTest],
+) -> None:
+    """What ``promptQueueing`` promises (the reference's meaning): the second ``session/prompt``
+    waits for the first turn and is answered with its own reply, not folded into the first."""
+    agent = agents("capable")
+    sid = agent.new_session()
+    gate = threading.Event()
+
+    def first(request: RequestRecord) -> Any:
+        gate.wait(30)
+        return text_reply("first answer")
+
+    async def go() -> None:
+        asked = len(agent.api.message_requests)
+        agent.script.load(first, text_reply("second answer"), then=text_reply("nothing more"))
+        one = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[acp.text_block("first question")]))
+        await until(lambda: len(agent.api.message_requests) > asked)
+        start = len(agent.frames)
+        two = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[acp.text_block("second question")]))
+        await asyncio.sleep(0)  # sent while the first turn waits for the model
+        gate.set()
+        first_response = await asyncio.wait_for(one, 60)
+        second_response = await asyncio.wait_for(two, 60)
+        assert (first_response.stop_reason, second_response.stop_reason) == ("end_turn", "end_turn")
+        assert texts(updates_of(agent, sid, start)) == "first answer" + "second answer"
+        # in this order: the first turn's text, its answer, the second turn's text, its answer
+        frames = [json.dumps(m) for d, m in agent.frames[start:] if d == StreamDirection.INCOMING]
+        answers = [i for i, m in enumerate(frames) if '"stopReason": "end_turn"' in m]
+        spoken = [next(i for i, m in enumerate(frames) if text in m) for text in ("first answer", "second answer")]
+        assert spoken[0] < answers[0] < spoken[1] < answers[1]
+        last = user_texts(agent.api.message_requests[-1])
+        assert last.index("first question") < last.index("second question")
+
+    agent.call(go(), 120)
 
 
 def test_a_steer_is_answered_inside_the_running_turn_and_bad_steers_lose_nothing(
