@@ -8,8 +8,9 @@ Rules
   the SDK cannot decode is read line by line (:func:`lifecycle.history.read_transcript`), and the
   SDK's chain is built over what could be read, with what could not be read reported.
 * The mode a stored session last ran in (:func:`stored_mode`) is the ``permissionMode`` Claude Code
-  writes on each prompt's entry, the last one (as the reference's ``readResumedTail``): ``plan``
-  only if no ``plan_mode_exit`` came after it; a mode that is no permission mode is none.
+  writes on each prompt's entry, the last one in the transcript's last 16 MiB (as the reference's
+  ``readResumedTail`` reads the tail): ``plan`` only if no ``plan_mode_exit`` came after it; a mode
+  that is no permission mode is none.
 * ``updatedAt`` is written as JavaScript's ``Date.toISOString`` writes it (the reference's):
   milliseconds and ``Z``; a title is at most 200 characters.
 """
@@ -69,10 +70,18 @@ async def stored_mode(session_id: str, cwd: str) -> str | None:
     return await asyncio.to_thread(_last_mode, session_id, cwd)
 
 
+#: How much of a transcript's end :func:`stored_mode` reads (each prompt's entry names the mode).
+_MODE_TAIL_BYTES = 16 * 1024 * 1024
+
+
 def _last_mode(session_id: str, cwd: str) -> str | None:
     path = stored_session_path(session_id, cwd)
     try:
-        data = b"" if path is None else path.read_bytes()
+        if path is None:
+            return None
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - _MODE_TAIL_BYTES))
+            data = f.read()  # a line cut at the start is no JSON: skipped
     except OSError:
         return None
     plan_exited = False

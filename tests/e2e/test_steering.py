@@ -198,6 +198,11 @@ def test_pickers_follow_claude_codes_own_changes_and_a_load_keeps_the_mode(
     sid = agent.new_session()
 
     async def go() -> None:
+        # A mode chosen through set_session_mode: the mode picker follows (config_option_update).
+        start = len(agent.frames)
+        await agent.conn.set_session_mode(session_id=sid, mode_id="plan")
+        await until(lambda: [u for u in updates_of(agent, sid, start) if u["sessionUpdate"] == "config_option_update"
+                             and option(u, "mode")["currentValue"] == "plan"])  # fmt: skip
         # A mode chosen through set_config_option: the mode selector follows (current_mode_update).
         start = len(agent.frames)
         await agent.conn.set_config_option(config_id="mode", session_id=sid, value="acceptEdits")
