@@ -21,6 +21,19 @@ from e2e.claude_cli import sanitize_path
 TRANSCRIPTS = sorted(FIXTURES.glob("*.transcript.jsonl"))
 
 
+def stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, transcript: bytes) -> tuple[str, Path]:
+    """A session stored under a fresh id, as Claude Code stores it for the project folder
+    ``tmp_path/project`` (``CLAUDE_CONFIG_DIR`` set to ``tmp_path/config``): its id and folder."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    sid = str(uuid.uuid4())
+    folder = tmp_path / "config" / "projects" / sanitize_path(os.path.realpath(cwd))
+    folder.mkdir(parents=True)
+    (folder / f"{sid}.jsonl").write_bytes(transcript)
+    return sid, cwd
+
+
 def test_the_fixtures_hold_every_documented_transcript() -> None:
     assert len(TRANSCRIPTS) == documented_count("transcripts")
 
@@ -36,13 +49,7 @@ def test_differential_the_tolerant_load_builds_what_get_session_messages_builds(
     import lifecycle.agent as agent_module
     from lifecycle.agent.stored import stored_messages
 
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    sid = str(uuid.uuid4())
-    folder = tmp_path / "config" / "projects" / sanitize_path(os.path.realpath(cwd))
-    folder.mkdir(parents=True)
-    (folder / f"{sid}.jsonl").write_bytes(recorded.read_bytes())
+    sid, cwd = stored(tmp_path, monkeypatch, recorded.read_bytes())
     expected = claude_agent_sdk.get_session_messages(sid, directory=str(cwd))
     assert expected  # every recording holds at least its prompt
 
@@ -86,12 +93,6 @@ def test_the_mode_a_stored_session_last_ran_in(
 ) -> None:
     from lifecycle.agent.stored import stored_mode
 
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    sid = str(uuid.uuid4())
-    folder = tmp_path / "config" / "projects" / sanitize_path(os.path.realpath(cwd))
-    folder.mkdir(parents=True)
-    (folder / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
+    sid, cwd = stored(tmp_path, monkeypatch, ("\n".join(lines) + "\n").encode())
     assert asyncio.run(stored_mode(sid, str(cwd))) == expected
     assert asyncio.run(stored_mode(str(uuid.uuid4()), str(cwd))) is None  # none stored
