@@ -202,3 +202,20 @@ def test_any_params_are_a_request_or_a_clear_refusal(params: object) -> None:
         return
     assert isinstance(request.session_id, str) and request.session_id
     assert isinstance(request.prompt, list) and request.prompt
+
+
+def test_a_held_result_opens_no_prediction_window() -> None:
+    # A prediction Claude Code would make after the interrupted cycle is not the turn's: the turn goes on.
+    from lifecycle.agent.messages import PromptSuggestion
+    from lifecycle.agent.suggestions import PromptSuggestions
+
+    session = Lanes(LaneParts(StreamRenderer("/project"), McpServers(), ClientState(air=True)))
+    steering = session.get(Steering)
+    steering.open()
+    steering.inject(STEER)
+    assert session.get(PromptSuggestions).enabled
+    run(session, aborted(TURN))
+    assert run(session, PromptSuggestion("run the tests")) == ([], False)
+    run(session, answered(STEER))
+    steps, _ = run(session, PromptSuggestion("run the tests"))
+    assert [u["sessionUpdate"] for s in steps for u in s.updates] == ["session_info_update"]

@@ -39,8 +39,8 @@ Theory of operation
 A runtime owns one task that connects the SDK client, consumes its message stream and disconnects
 it again (the SDK requires connect and disconnect in one task). Each message is read once into a
 record (:mod:`lifecycle.agent.messages`) and run through the session's lanes, in the order of
-:data:`lifecycle.agent.lanes.LANES` (own turns, compaction, translation, suggestions); the
-translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
+:data:`lifecycle.agent.lanes.LANES` (own turns, steering, session state, compaction, translation,
+suggestions); the translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
 stream becomes an event through
 :func:`lifecycle.claude.from_sdk_exception`; the stream ending through ``QueryEnded``. The prompt
 handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. Streamed
