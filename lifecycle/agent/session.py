@@ -37,7 +37,7 @@ from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
 from .startup_failures import startup_failure
-from .steering import Steering
+from .steering import Steering, SteerNotSent
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
@@ -488,19 +488,28 @@ class _Session:
     async def steer(self, content: PromptContent) -> str | None:
         """Inject ``content`` into the running turn; its id, or None when no turn runs that a
         steer can join (none open, cancelled, its ending result already in). A turn whose user
-        message is not written yet (Claude Code still starting) gets the steer right after it."""
+        message is not written yet (Claude Code still starting) gets the steer right after it.
+        Raises :class:`~lifecycle.agent.steering.SteerNotSent` when Claude Code could not take it
+        (it stopped: the turn ends with that loss)."""
         turn = self.current_turn
         if self.closed or turn is None or self._quiet() or self._idle() or not self.steering.running():
             return None
         steer_id = str(uuid.uuid4())
         self.steering.inject(steer_id)  # before the write: its cycle's result may come at once
-        rt = self.runtime
-        if self._sent_turn != turn or rt is None or not rt.alive:
+        if self._sent_turn != turn:
             self._queued_steers.append((steer_id, content))
             log.info("steer.queued", session_id=self.id, turn_id=turn, steer_id=steer_id)
             return steer_id
+        rt = self.runtime
         priority = self._steer_priority()
-        await rt.send(steer_id, content, priority=priority)
+        try:
+            if rt is None or not rt.alive:
+                raise ConnectionError("Claude Code is gone")
+            await rt.send(steer_id, content, priority=priority)
+        except Exception as exc:
+            self.steering.withdraw(steer_id)
+            log.warning("steer.not_sent", session_id=self.id, turn_id=turn, error_type=type(exc).__name__)
+            raise SteerNotSent from None
         log.info("steer.injected", session_id=self.id, turn_id=turn, steer_id=steer_id, priority=priority)
         return steer_id
 

@@ -30,6 +30,8 @@ Rules
   Code go idle (``session_state_changed``: ``idle``, its "the turn is over" signal) with a steer
   unanswered (it dropped it: an interrupt cancels what is queued), the last held result is
   **released** (:attr:`Pass.released`): the turn ends with it.
+* A steer Claude Code cannot take (it stopped) is ``-32603`` "Internal error: Claude Code stopped;
+  the steer was not sent": the running turn ends with Claude Code's loss, as it would without it.
 * A steer is not a prompt: it opens no turn in the ledger, has no ``PromptStarted``, no answer
   of its own and no record of its own; whatever its cycle shows or fails with is the running
   turn's.
@@ -56,8 +58,8 @@ from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .prompt import PromptContent, PromptRefused, prompt_content
 
 __all__ = [
-    "MAX_STEER_BYTES", "STEER_METHOD", "SteerInvalid", "SteerRequest", "Steered", "Steering", "parse_steer", "steer",
-    "steer_size",
+    "MAX_STEER_BYTES", "STEER_METHOD", "SteerInvalid", "SteerNotSent", "SteerRequest", "Steered", "Steering",
+    "parse_steer", "steer", "steer_size",
 ]  # fmt: skip
 
 log = structlog.get_logger("lifecycle.agent")
@@ -71,6 +73,10 @@ _IDLE_BEHAVIORS: Final = (None, "promptRequired")
 
 class SteerInvalid(ValueError):
     """A steer the agent refuses (``-32602``); ``str(error)`` is the client's message."""
+
+
+class SteerNotSent(RuntimeError):
+    """Claude Code could not take the steer (it stopped; the running turn ends with that loss)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +137,10 @@ class Steering:
     def inject(self, steer_id: str) -> None:
         """A steer (its user message ``uuid``) is about to be written into the running turn."""
         self._pending.add(steer_id)
+
+    def withdraw(self, steer_id: str) -> None:
+        """The steer could not be written: no result will answer it."""
+        self._pending.discard(steer_id)
 
     @property
     def pending(self) -> frozenset[str]:
@@ -203,7 +213,12 @@ async def steer(
     if size > MAX_STEER_BYTES:
         details = f"the steer is too large: {size} bytes of content; at most {MAX_STEER_BYTES}"
         raise RequestError.invalid_params({"details": details, "maxBytes": MAX_STEER_BYTES})
-    if await session.steer(content) is not None:
+    try:
+        injected = await session.steer(content)
+    except SteerNotSent:
+        message = "Internal error: Claude Code stopped; the steer was not sent"
+        raise RequestError(-32603, message, {"details": "the running turn ends with Claude Code's loss"}) from None
+    if injected is not None:
         return {"outcome": "injected"}
     if request.prompt_required:
         log.info("steer.prompt_required", session_id=session.id)
