@@ -233,10 +233,11 @@ def test_every_field_the_agent_reads_exists() -> None:
 def test_every_control_request_and_hook_is_one_the_sdk_knows() -> None:
     surface = installed_surface()["control_requests"]
     assert all(not s.startswith("<none") for s in surface["sent through the SDK"].values()), surface
-    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists neither ``Interrupt``, CLI
-    # 2.1.337's, nor ``PostCompact``): the snapshot names them; here, only that the scan found the
-    # ones the agent registers (lifecycle/agent/session.py).
-    assert surface["hooks"] == ["Interrupt", "PostCompact"], surface["hooks"]
+    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists none of ``Interrupt``, CLI
+    # 2.1.337's, ``PostCompact`` and ``PostModelSwitch``; all are in ``HOOK_EVENTS`` of
+    # @anthropic-ai/claude-agent-sdk 0.3.337's sdk.d.ts): the snapshot names them; here, only that the
+    # scan found the ones the agent registers (lifecycle/agent/session.py).
+    assert surface["hooks"] == ["Interrupt", "PostCompact", "PostModelSwitch"], surface["hooks"]
     assert surface["sent raw"], "no raw control request found: the scan reads the wrong text"
     sdk.check_names()  # every private name resolves on the installed SDK
 

@@ -12,9 +12,11 @@ from sdk_messages import result_message
 
 from lifecycle.agent.background import OwnTurns
 from lifecycle.agent.compaction import ContextCompaction
+from lifecycle.agent.following import SessionState
 from lifecycle.agent.lanes import LANES, LaneParts, Lanes
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import PromptSuggestion, Step, read
+from lifecycle.agent.steering import Steering
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.suggestions import PromptSuggestions
 from lifecycle.agent.translate import Translation
@@ -49,8 +51,10 @@ def updates(steps: list[Step]) -> list[str]:
     return [u["sessionUpdate"] for step in steps for u in step.updates]
 
 
-def test_the_order_is_own_turns_compaction_translation_suggestions() -> None:
-    assert (OwnTurns, ContextCompaction, Translation, PromptSuggestions) == LANES
+def test_the_order_is_own_turns_steering_state_compaction_translation_suggestions() -> None:
+    # Steering reads ``own`` (an own result is never held) and must set ``held`` before the
+    # translation lane judges the result; the session state follows whatever the turn.
+    assert (OwnTurns, Steering, SessionState, ContextCompaction, Translation, PromptSuggestions) == LANES
     built = lanes()
     assert [type(lane) for lane in built.order] == list(LANES)
     assert built.get(ContextCompaction).updates is True  # built from what the client declared

@@ -67,14 +67,19 @@ WORKS = {
     # dist/client-system-prompt.js).
     | {"systemPrompt": {"mode": {"override": {}}}},
     "auth": {"logout": {}},
+    # Issue 50.B: the reference adapter 0.101.0's (dist/acp-agent.js, ``initialize``): a prompt sent
+    # while a turn runs is queued, and answered with its own reply.
+    "_meta": {"claudeCode": {"promptQueueing": True}},
 }
-CAPABLE = {**WORKS, "_meta": AIR}
+CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, **AIR}}
+#: The result's own ``_meta``, the reference's (``_session/steering`` is served).
+STEERING = {"steering": {"supported": True}}
 
 
 def _expected(case: str) -> dict[str, Any]:
     caps = CAPABLE if case in ("capable", "notices") else WORKS
     auth = TERMINAL_AUTH + AUTH if case == "terminal" else AUTH
-    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": auth, "agentInfo": INFO}
+    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": auth, "agentInfo": INFO, "_meta": STEERING}
 
 
 class _Writer:

@@ -39,8 +39,8 @@ Theory of operation
 A runtime owns one task that connects the SDK client, consumes its message stream and disconnects
 it again (the SDK requires connect and disconnect in one task). Each message is read once into a
 record (:mod:`lifecycle.agent.messages`) and run through the session's lanes, in the order of
-:data:`lifecycle.agent.lanes.LANES` (own turns, compaction, translation, suggestions); the
-translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
+:data:`lifecycle.agent.lanes.LANES` (own turns, steering, session state, compaction, translation,
+suggestions); the translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
 stream becomes an event through
 :func:`lifecycle.claude.from_sdk_exception`; the stream ending through ``QueryEnded``. The prompt
 handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. Streamed
@@ -75,7 +75,10 @@ can change), ``titles`` (the session's title, as Claude Code names it), ``sugges
 prompt Claude Code predicts, for a client that shows it), ``startup_failures`` (a Claude Code that
 could not start: its reason, and how the request that started it fails), ``session_request``
 (what a session request asks for: a checked ``cwd``, the client's system prompt, the ``_meta``
-options taken). This package imports ``config`` and
+options taken), ``steering`` (a message a
+client injects into the running turn, ``_session/steering``, and the lane that keeps that turn
+open until a result answers it), ``following`` (what Claude Code changes of the session's settings
+by itself: its mode, its model, its slash commands, shown to the editor's pickers). This package imports ``config`` and
 ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

@@ -16,6 +16,7 @@ __all__ = [
     "AGENT_CAPABILITIES",
     "AUTH_METHOD_ID",
     "CLI_ENV",
+    "INITIALIZE_META",
     "MCP_CAPABILITIES",
     "PROMPT_CAPABILITIES",
     "TERMINAL_AUTH_IDS",
@@ -145,7 +146,13 @@ AGENT_CAPABILITIES: dict[str, object] = {
         "systemPrompt": {"mode": {"override": {}}},
     },
     "auth": {"logout": {}},
+    # The reference's: a ``session/prompt`` sent while a turn runs waits its turn (Claude Code
+    # queues it) and is answered with its own reply.
+    "_meta": {"claudeCode": {"promptQueueing": True}},
 }
+#: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
+#: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).
+INITIALIZE_META: Mapping[str, object] = {"steering": {"supported": True}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cli-path",
         default=cli_from_env(),
-        help="Claude Code executable (default: $LIFECYCLE_ACP_CLI, else $CLAUDE_CODE_EXECUTABLE, "
-        "else the bundled one)",
+        help="Claude Code executable (default: $LIFECYCLE_ACP_CLI, else $CLAUDE_CODE_EXECUTABLE, else the bundled one)",
     )
     p.add_argument(
         "--permission-mode",

@@ -8,12 +8,18 @@ Rules
 
   1. **own turns** (:class:`lifecycle.agent.background.OwnTurns`) tells a turn Claude Code
      started by itself from the prompt's (it sets :attr:`Pass.own`; it shows nothing itself);
-  2. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
+  2. **steering** (:class:`lifecycle.agent.steering.Steering`) holds a result of the prompt's
+     turn that a steer superseded, and releases it when Claude Code goes idle without answering
+     the steer (it sets :attr:`Pass.held` and :attr:`Pass.released`; it shows nothing itself);
+  3. **session state** (:class:`lifecycle.agent.following.SessionState`): what Claude Code
+     reports of the session's settings (its mode, its slash commands) as the editor's
+     ``current_mode_update``, ``config_option_update`` and ``available_commands_update``;
+  4. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
      updates go before the message's own, and a turn's end (a result) closes one left open;
-  3. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  5. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
-     open);
-  4. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+     open; a held result not judged, a released one judged);
+  6. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
@@ -35,7 +41,9 @@ from typing import Final, Protocol, TypeVar, cast
 
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .following import SessionState
 from .messages import ClaudeMessage, LaneParts, Pass, Step
+from .steering import Steering
 from .suggestions import PromptSuggestions
 from .translate import Translation
 
@@ -53,7 +61,9 @@ class _LaneClass(Protocol):
 
 
 #: The lanes, in the order every message runs through them (see the module).
-LANES: Final[tuple[_LaneClass, ...]] = (OwnTurns, ContextCompaction, Translation, PromptSuggestions)
+LANES: Final[tuple[_LaneClass, ...]] = (
+    OwnTurns, Steering, SessionState, ContextCompaction, Translation, PromptSuggestions,
+)  # fmt: skip
 
 _L = TypeVar("_L")
 
@@ -74,7 +84,8 @@ class Lanes:
     def run(
         self, message: ClaudeMessage, *, turn: str | None, quiet: bool, prompt_open: bool
     ) -> tuple[list[Step], bool]:
-        """The steps ``message`` makes, in lane order, and whether it ends the turn in flight."""
+        """The steps ``message`` makes, in lane order, and whether it ends the turn in flight
+        (a result, or a held result released: :mod:`lifecycle.agent.steering`)."""
         p = Pass(message, turn, quiet, prompt_open)
         steps: list[Step] = []
         for lane in self.order:

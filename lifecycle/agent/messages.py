@@ -56,6 +56,7 @@ from .interrupts import Interruptions
 if TYPE_CHECKING:
     from ..negotiation import ClientState
     from .mcp import McpServers
+    from .modes import SessionSettings
     from .stream import StreamRenderer
 
 __all__ = [
@@ -168,6 +169,8 @@ class LaneParts:
     client: ClientState
     #: The session's ``Interrupt`` reports (interrupts.py): the translation lane asks them at a result.
     interrupts: Interruptions = field(default_factory=lambda: Interruptions(""))
+    #: The session's settings (mode, model, commands); None: a lane that needs them keeps its own.
+    settings: SessionSettings | None = None
 
 
 @dataclass(slots=True)
@@ -179,11 +182,20 @@ class Pass:
     quiet: bool  # the turn shows nothing more (the ledger's flow is ``cancelled``)
     prompt_open: bool  # a prompt's turn is open in the ledger (its flow is not ``idle``)
     own: bool = False  # Claude Code's own turn (set by the own-turns lane)
+    #: A result of the prompt's turn that a steer superseded (set by the steering lane): the turn
+    #: goes on in the steered cycle, so it ends nothing and is not judged.
+    held: bool = False
+    #: A held result the turn ends with after all (set by the steering lane: Claude Code went idle
+    #: without a result answering the steer), translated before this message.
+    released: ClaudeMessage | None = None
 
     @property
     def ends(self) -> bool:
-        """The message ends the turn in flight: a result that is not Claude Code's own."""
-        return self.message.kind is Kind.RESULT and not self.own
+        """The message ends the turn in flight: a result that is not Claude Code's own nor held
+        for a steer, or a message that releases a held one."""
+        if self.released is not None:
+            return True
+        return self.message.kind is Kind.RESULT and not self.own and not self.held
 
 
 def read(message: object) -> ClaudeMessage:

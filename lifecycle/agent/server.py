@@ -48,6 +48,7 @@ from .config import (
     AGENT_CAPABILITIES,
     AUTH_METHOD_ID,
     CLAUDE_AI_LOGIN,
+    INITIALIZE_META,
     TERMINAL_AUTH_IDS,
     AgentConfig,
     auth_methods,
@@ -63,7 +64,8 @@ from .session import _Session, sdk_function
 from .session_request import BadSessionRequest, SessionOptions, check_cwd, route_session_requests, session_options
 from .startup import log_initialize
 from .startup_failures import request_error
-from .stored import session_info, stored_messages
+from .steering import STEER_METHOD, steer
+from .stored import session_info, stored_messages, stored_mode
 from .translate import local_zone
 from .transport import StdioTransport
 
@@ -144,6 +146,7 @@ class ClaudeAcpAgent:
         self._early_open = False  # ... and no session has taken or refused it yet
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
+        self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -204,11 +207,13 @@ class ClaudeAcpAgent:
         directories: tuple[str, ...] = (),
         early: EarlyCli | None = None,
         options: SessionOptions | None = None,
+        resumed_mode: str | None = None,
     ) -> _Session:
         """A fresh session under ``session_id``, built whole: its ledger, its settings (with the
         client's additional directories: Claude Code's ``add_dirs``), what the client declared,
         its MCP servers, and the Claude Code launched for it early; one already open under it
-        (load or resume of an open session) is closed first."""
+        (load or resume of an open session) is closed first. ``resumed_mode``: the mode a stored
+        session last ran in (:func:`lifecycle.agent.stored.stored_mode`), which it comes back in."""
         self._take_early("", None)  # a first session that did not take it: stopped
         old = self._sessions.pop(session_id, None)
         if old is not None:
@@ -233,6 +238,8 @@ class ClaudeAcpAgent:
             settings.models = self._offered.cache.read()  # one small file, read in place
         settings.add_dirs = directories
         settings.claude_options = dict(options.claude) if options is not None else {}
+        if resumed_mode is not None and (resumed_mode != "bypassPermissions" or settings.allow_bypass):
+            settings.mode = resumed_mode  # the reference's: a loaded session comes back in its mode
         publisher = SessionPublisher(self._conn, ledger)
         session = _Session(
             self._launcher, session_id, cwd, publisher, self._conn, settings,
@@ -290,6 +297,7 @@ class ClaudeAcpAgent:
                 ).model_dump(by_alias=True, exclude_none=True),
                 "authMethods": auth_methods(client, hide_claude_auth=self.config.hide_claude_auth),
                 "agentInfo": {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__},
+                "_meta": dict(INITIALIZE_META),
             }
         ).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
         # The SDK 0.12.1's model has no ``sessionCapabilities.systemPrompt`` (unstable): set as JSON.
@@ -412,7 +420,8 @@ class ClaudeAcpAgent:
         stored, read = await stored_messages(session_id, cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
-        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options)
+        mode = await stored_mode(session_id, cwd)
+        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options, resumed_mode=mode)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -453,7 +462,8 @@ class ClaudeAcpAgent:
         if info is None:
             # The reference's answer (its SDK's ``RequestError.sessionNotFound``): -32002.
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
-        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options)
+        mode = await stored_mode(session_id, cwd)
+        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options, resumed_mode=mode)
         self._started(session)
         await self._until_started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
@@ -536,6 +546,10 @@ class ClaudeAcpAgent:
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         session = self._session(session_id)
         await self._set(session, MODE_CONFIG_ID, mode_id)
+        # The mode picker follows (the reference's ``setSessionMode`` sends this one).
+        await session.show(
+            [{"sessionUpdate": "config_option_update", "configOptions": session.settings.config_options()}]
+        )
         return SetSessionModeResponse()
 
     @_guarded
@@ -544,6 +558,8 @@ class ClaudeAcpAgent:
     ) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         await self._set(session, config_id, value)
+        if config_id == MODE_CONFIG_ID:  # the mode selector follows (the reference's)
+            await session.show([{"sessionUpdate": "current_mode_update", "currentModeId": session.settings.mode}])
         return SetSessionConfigOptionResponse.model_validate({"configOptions": session.settings.config_options()})
 
     async def _set(self, session: _Session, config_id: object, value: object) -> None:
@@ -564,6 +580,14 @@ class ClaudeAcpAgent:
         if self._building is None:
             self._building = asyncio.ensure_future(build_deferred())
         return response
+
+    @_guarded
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """ACP extension requests (the SDK strips the leading ``_``): ``_session/steering``
+        (:mod:`lifecycle.agent.steering`); any other is ``-32601``."""
+        if method != STEER_METHOD:
+            raise RequestError.method_not_found(f"_{method}"[:200])
+        return await steer(params, self._session, self._detached)
 
     @_guarded
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

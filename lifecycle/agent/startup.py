@@ -56,6 +56,7 @@ from ..negotiation import ClientState, agent_capabilities_meta
 from ..redaction import redact
 from .config import (
     AGENT_CAPABILITIES,
+    INITIALIZE_META,
     AgentConfig,
     auth_methods,
     build_parser,
@@ -81,7 +82,7 @@ RESERVED_KWARGS: Final = frozenset(
     {
         "self", "protocol_version", "client_capabilities", "client_info", "method_id", "cwd",
         "additional_directories", "mcp_servers", "session_id", "prompt", "mode_id", "config_id", "value",
-        "cursor", "system_prompt",
+        "cursor", "system_prompt", "method", "params",
     }
 )  # fmt: skip
 
@@ -161,12 +162,13 @@ def initialize_result(
     agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)
     if meta:
-        agent_caps["_meta"] = meta
+        agent_caps["_meta"] = {**agent_caps.get("_meta", {}), **meta}
     result = {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_caps,
         "authMethods": auth_methods(state, hide_claude_auth=hide_claude_auth),
         "agentInfo": dict(_AGENT_INFO),
+        "_meta": copy.deepcopy(dict(INITIALIZE_META)),
     }
     return result, state
 

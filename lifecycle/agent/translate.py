@@ -27,6 +27,10 @@ Rules
   the tool calls those messages left open (``failed``: they will never run). Their text was shown
   as Claude Code printed it; ACP has no way to take a shown chunk back, and Claude Code leaves them
   out of the stored transcript, so a replay (``session/load``) shows the conversation it kept.
+* A result the steering lane holds (:attr:`Pass.held`: a cycle a steer interrupted) shows
+  nothing and is not judged, its tokens counted in the turn's usage; one it releases
+  (:attr:`Pass.released`) is judged before the message that released it
+  (:mod:`lifecycle.agent.steering`).
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -114,7 +118,16 @@ class Translation:
             if p.message.kind is Kind.RESULT:
                 self.interrupts.take()  # an own turn's interrupt is no prompt's
             return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
+        if p.held:  # a cycle a steer interrupted: its tokens are the turn's, the turn goes on
+            self.interrupts.take()  # the steer's interrupt is no stop of the turn
+            self.renderer.result(p.message.sdk)
+            return []
         steps = translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.released is not None:  # the held result ends the turn after all (steering.py)
+            event = None if p.quiet else _event(sdk_result, p.released)
+            closing = [] if p.quiet else self.renderer.close_open_tools(background=False)
+            if closing or event is not None:
+                steps.insert(0, Step(closing, event))
         if p.message.kind is Kind.RESULT:
             steps = _interrupted(steps, self.interrupts)
         return steps
@@ -189,9 +202,7 @@ def translate(
     return steps, kind is Kind.RESULT
 
 
-def own_steps(
-    message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool
-) -> list[Step]:
+def own_steps(message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers, *, prompt_open: bool) -> list[Step]:
     """The steps of an own message (see the module); ``prompt_open``: the ledger's flow is not
     ``idle``, so its turn events are not fed."""
     if message.kind is Kind.RESULT:
@@ -219,7 +230,6 @@ def own_steps(
         if updates:
             out.append(Step(updates))
     return out
-
 
 
 def local_zone(seconds: int) -> tuple[int, str]:
