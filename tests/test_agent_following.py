@@ -30,7 +30,7 @@ MODELS = [
 
 
 def session(settings: SessionSettings) -> Lanes:
-    return Lanes(LaneParts(StreamRenderer("/project"), McpServers(), ClientState(), settings))
+    return Lanes(LaneParts(StreamRenderer("/project"), McpServers(), ClientState(), settings=settings))
 
 
 def status(**data: Any) -> SystemMessage:

@@ -94,7 +94,7 @@ def test_only_a_failure_an_interrupt_ended_is_a_stop(result: Result | None, sett
 
 def _lanes() -> tuple[Lanes, Interruptions]:
     interrupts = Interruptions("s")
-    return Lanes(LaneParts(StreamRenderer("/project"), McpServers(), ClientState(), interrupts)), interrupts
+    return Lanes(LaneParts(StreamRenderer("/project"), McpServers(), ClientState(), interrupts=interrupts)), interrupts
 
 
 def _events(lanes: Lanes, message: object) -> list[object]:
