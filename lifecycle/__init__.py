@@ -20,8 +20,8 @@ The developer tools (explorer, mutants, benchmark, diagrams) are not part of thi
 the repository's ``workshop`` package (``python -m workshop``), which no wheel carries.
 
 This module re-exports the core's public API; the edges, the agent and the kit are imported by
-their own names. ``import lifecycle`` loads the wire record (``wire``, with pydantic: every
-adapter sends it) and the errors; every other re-export is loaded when it is first read (PEP 562,
+their own names. ``import lifecycle`` loads the errors only; every other re-export, the wire
+record (``wire``, and pydantic with it) included, is loaded when it is first read (PEP 562,
 ``_LAZY``), each from the module that defines it, so a name's first read costs its module's import
 (``python -m workshop bench``'s ``imports.first_use_s`` counts it). The two machine classes
 (``IncidentMachine``, ``SessionFlow``) are among them: python-statemachine is imported when a
@@ -38,7 +38,6 @@ from .errors import (
     PendingDeliveryError,
     RemoteProtocolError,
 )
-from .wire import Action, Category, SessionFailure, Severity, attach_record, read_record
 
 if TYPE_CHECKING:
     from .answers import Incident, MachineAnswers
@@ -77,9 +76,10 @@ if TYPE_CHECKING:
     from .ledger import ActiveIncident, SessionLedger, TurnView
     from .negotiation import negotiate
     from .session_flow import SessionFlow
+    from .wire import Action, Category, SessionFailure, Severity, attach_record, read_record
 
 #: The re-exports loaded on first access (PEP 562), by the module that defines them: ``import
-#: lifecycle`` loads the record (:mod:`.wire`, with pydantic) and the errors only.
+#: lifecycle`` loads the errors only (the record, :mod:`.wire`, brings pydantic).
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("Incident", "MachineAnswers"), "answers"),
     **dict.fromkeys(("ClientProjection", "Entry"), "client"),
@@ -99,6 +99,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ActiveIncident", "SessionLedger", "TurnView"), "ledger"),
     "negotiate": "negotiation",
     "SessionFlow": "session_flow",
+    **dict.fromkeys(("Action", "Category", "SessionFailure", "Severity", "attach_record", "read_record"), "wire"),
 }
 
 __all__ = [
@@ -194,6 +195,10 @@ def _module(name: str) -> Any:
         from . import negotiation
 
         return negotiation
+    if name == "wire":
+        from . import wire
+
+        return wire
     from . import session_flow
 
     return session_flow

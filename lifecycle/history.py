@@ -36,6 +36,8 @@ __all__ = [
     "is_replayed_limit",
     "load_history",
     "read_transcript",
+    "replayed_prompt",
+    "strip_markers",
     "text_of",
     "unreadable_notice",
 ]
@@ -67,6 +69,72 @@ def text_of(content: object) -> str:
     return "".join(parts)
 
 
+#: What Claude Code wraps a stored user message in that nobody typed, as the reference adapter
+#: strips it on replay (``TRANSCRIPT_MARKERS``, ``dist/acp-agent.js``): a local slash command's
+#: markers and output, and the context it injects (a background task's ``<task-notification>``,
+#: raw XML with its output file's path, and a ``<system-reminder>``).
+MARKER_TAGS: tuple[str, ...] = (
+    "command-name", "command-message", "command-args", "local-command-stdout", "local-command-stderr",
+    "system-reminder", "task-notification",
+)  # fmt: skip
+#: Slash commands whose marker-only message is not replayed (the reference's ``REPLAY_HIDDEN_COMMANDS``).
+HIDDEN_COMMANDS: frozenset[str] = frozenset(
+    {"/context", "/heapdump", "/extra-usage", "/compact", "/model", "/mcp", "/status", "/usage"}
+)
+
+
+def strip_markers(text: str) -> str:
+    """``text`` without its :data:`MARKER_TAGS` ``<tag>…</tag>`` spans, each to the nearest closing
+    tag of its name (the reference's ``stripMarkerTags``); an opening tag never closed is left."""
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    copied = i = 0
+    dead: set[str] = set()
+    while True:
+        i = text.find("<", i)
+        if i < 0:
+            break
+        for tag in MARKER_TAGS:
+            opener = f"<{tag}>"
+            if tag in dead or not text.startswith(opener, i):
+                continue
+            end = text.find(f"</{tag}>", i + len(opener))
+            if end < 0:
+                dead.add(tag)  # never closed ahead: not an opener from here on
+                continue
+            out.append(text[copied:i])
+            copied = end + len(tag) + 3
+            i = copied - 1
+            break
+        i += 1
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def _marker_text(text: str, tag: str) -> str | None:
+    start = text.find(f"<{tag}>")
+    end = text.find(f"</{tag}>", start + len(tag) + 2) if start >= 0 else -1
+    return text[start + len(tag) + 2 : end] if end >= 0 else None
+
+
+def replayed_prompt(text: str) -> str | None:
+    """The user's words of a stored prompt's ``text`` (the reference's
+    ``stripLocalCommandMetadataText``): without :data:`MARKER_TAGS`; a message that was only
+    markers is its slash command as typed (``/name args``), or None (not replayed) for output, a
+    :data:`HIDDEN_COMMANDS` one, or injected context."""
+    stripped = strip_markers(text)
+    if stripped.strip() or stripped == text:
+        return stripped
+    if _marker_text(text, "local-command-stdout") is not None or _marker_text(text, "local-command-stderr") is not None:
+        return None
+    name = (_marker_text(text, "command-name") or "").strip()
+    if not name.startswith("/") or name.split(" ", 1)[0] in HIDDEN_COMMANDS:
+        return None
+    args = (_marker_text(text, "command-args") or "").strip()
+    return f"{name} {args}" if args else name
+
+
 def _field(obj: object, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
@@ -96,6 +164,9 @@ def history_entry(stored: object) -> HistoryEntry | None:
     if kind == "user":
         meta = _field(stored, "isMeta") is True
         prompt = top_level and not meta and not _has_tool_result(content)
+        if prompt and "<" in text:  # what Claude Code wrapped or injected is not the user's
+            words = replayed_prompt(text)
+            prompt, text = words is not None, words or ""
         return HistoryEntry(role="user", uuid=uuid, text=text if prompt else "", top_level=top_level, prompt=prompt)
     model = message.get("model")
     return HistoryEntry(

@@ -18,7 +18,10 @@ What is read (the installed SDK and CLI, never the network):
 * ``command_line``: the shape of the SDK's command line (``lifecycle.agent.sdk.cli_command``) for
   two sessions that set every option the agent sets (values replaced by ``<value>``), and which of
   its flags ``claude --help`` lists;
-* ``private_names``: :data:`lifecycle.agent.sdk.PRIVATE_NAMES` and ``INSTANCE_STATE``, each resolved.
+* ``private_names``: :data:`lifecycle.agent.sdk.PRIVATE_NAMES` and ``INSTANCE_STATE``, each resolved;
+* ``cli_words``: whether the bundled CLI's binary holds each word of :data:`CLI_WORDS` as a quoted
+  string (the stream-json and control-protocol words of CLI 2.1.337 the agent reads, or will send
+  once the Python SDK can: read in ``sdk.d.ts`` of npm ``@anthropic-ai/claude-agent-sdk`` 0.3.337).
 
 A bump that changes any of it fails :func:`test_the_installed_sdk_and_cli_are_the_expected_ones`
 with the list of what was added, removed or changed, key by key. After reviewing each change
@@ -94,6 +97,29 @@ SDK_CONTROL_CALLS = ("initialize", "interrupt", "set_permission_mode", "set_mode
 RECEIVED = ("can_use_tool", "hook_callback")
 
 
+#: Words of CLI 2.1.337 (its ``sdk.d.ts``) the agent depends on, each with where: a bump that drops
+#: or renames one changes ``cli_words`` (issue 49.3).
+CLI_WORDS: dict[str, str] = {
+    "Interrupt": "the hook event the agent registers (lifecycle/agent/interrupts.py)",
+    "permission_denied": "an InterruptHookInput reason",
+    "rewind": "an InterruptHookInput reason",
+    "aborted_tools": "the terminal_reason of a turn an interrupt ended",
+    "aborted_streaming": "the terminal_reason of a turn an interrupt ended",
+    "SetGoal": "the goal tool (lifecycle/agent/tool_calls.py)",
+    "supersedes": "the messages an assistant message replaces (lifecycle/agent/adopt.py, messages.py)",
+    "decisionClassification": "PermissionResult's classification: the Python SDK 0.2.190 cannot send it",
+    "user_permanent": "the classification of an 'always' answer (the reference's)",
+    "config": "the classification of an answer the host decided by itself",
+}
+
+
+def _cli_words(cli: str) -> dict[str, bool]:
+    import mmap
+
+    with open(cli, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return {word: data.find(b'"' + word.encode() + b'"') >= 0 for word in CLI_WORDS}
+
+
 def _fields(name: str) -> list[str]:
     cls = getattr(sdk_types, name, None) or getattr(claude_agent_sdk, name)
     return [f.name for f in dataclasses.fields(cls)]
@@ -112,7 +138,7 @@ def _raw_control_requests() -> list[str]:
 
 def _hooks() -> list[str]:
     text = (AGENT / "session.py").read_text()
-    return sorted(set(re.findall(r'"([A-Z][A-Za-z]+)":\s*\[HookMatcher', text)))
+    return sorted(set(re.findall(r'"([A-Z][A-Za-z]+)"\]?\s*[:=]\s*\[HookMatcher', text)))
 
 
 def _shape(arg: str, cli: str) -> str:
@@ -166,6 +192,7 @@ def installed_surface() -> dict[str, Any]:
         },
         "private_names": sorted(n.label for n in sdk.PRIVATE_NAMES)
         + sorted(f"{cls}().{a}" for _, cls, attrs in sdk.INSTANCE_STATE for a in attrs),
+        "cli_words": _cli_words(cli),
     }
 
 
@@ -206,9 +233,11 @@ def test_every_field_the_agent_reads_exists() -> None:
 def test_every_control_request_and_hook_is_one_the_sdk_knows() -> None:
     surface = installed_surface()["control_requests"]
     assert all(not s.startswith("<none") for s in surface["sent through the SDK"].values()), surface
-    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists no ``PostCompact``): the
-    # snapshot names them; here, only that the scan found the one the agent registers.
-    assert surface["hooks"] == ["PostCompact"], surface["hooks"]
+    # The hooks are the CLI's (the Python SDK's ``HookEvent`` type lists none of ``Interrupt``, CLI
+    # 2.1.337's, ``PostCompact`` and ``PostModelSwitch``; all are in ``HOOK_EVENTS`` of
+    # @anthropic-ai/claude-agent-sdk 0.3.337's sdk.d.ts): the snapshot names them; here, only that the
+    # scan found the ones the agent registers (lifecycle/agent/session.py).
+    assert surface["hooks"] == ["Interrupt", "PostCompact", "PostModelSwitch"], surface["hooks"]
     assert surface["sent raw"], "no raw control request found: the scan reads the wrong text"
     sdk.check_names()  # every private name resolves on the installed SDK
 
@@ -222,15 +251,33 @@ def test_a_drift_is_named_key_by_key() -> None:
     drifted["classes"]["ResultMessage"].append("startup_failure_reason")
     drifted["command_line"]["new session"][4] = "--model"
     del drifted["control_requests"]["sent through the SDK"]["interrupt"]
+    drifted["cli_words"]["SetGoal"] = False
     assert differences(expected, drifted) == [
         "removed classes.ResultMessage: terminal_reason",
         "added classes.ResultMessage: startup_failure_reason",
+        "changed cli_words.SetGoal: true -> false",
         'changed command_line.new session: ' + json.dumps(expected["command_line"]["new session"]) + " -> "
         + json.dumps(drifted["command_line"]["new session"]),
         'removed control_requests.sent through the SDK.interrupt: "interrupt"',
         'changed versions.cli: "2.1.337 (Claude Code)" -> "9.9.9 (Claude Code)"',
     ]
     assert all(w in READS for w in ("ResultMessage", "StreamEvent")) and set(READS) <= set(CLASSES)
+
+
+def test_cli_2_1_337s_words_are_there_and_the_sdk_cannot_classify_an_answer() -> None:
+    cli = claude_cli()
+    assert cli is not None
+    assert _cli_words(cli) == dict.fromkeys(CLI_WORDS, True)
+    # CLI 2.1.337 reads a ``decisionClassification`` on each permission answer (sdk.d.ts:
+    # ``user_temporary`` for allow once, ``user_permanent`` for always, ``user_reject`` for a deny,
+    # ``config`` for an answer the host decided by itself with nobody asked; unset, the CLI infers
+    # temporary for allow, reject for deny). The Python SDK's answer classes have no such field and
+    # its ``can_use_tool`` response is built field by field: the agent can send none. When a bump
+    # adds it, this fails: classify then (``config`` for the agent's own refusals: a question it
+    # could not ask, a withdrawn one; the agent never allows by itself).
+    for name in ("PermissionResultAllow", "PermissionResultDeny"):
+        assert not [f for f in _fields(name) if "classification" in f], name
+    assert "decisionClassification" not in inspect.getsource(Query._handle_control_request)
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:

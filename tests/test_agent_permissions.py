@@ -275,6 +275,25 @@ def test_a_question_open_when_the_turn_ends_is_withdrawn_and_never_allowed(endin
     asyncio.run(go())
 
 
+def test_a_question_claude_code_withdraws_is_withdrawn_at_the_client() -> None:
+    # Claude Code's ``control_cancel_request`` (a PermissionRequest hook of the user's settings
+    # decided first: tests/e2e/test_interrupts.py): the SDK cancels the ``can_use_tool`` call. The
+    # client's request is cancelled on the wire too, and no answer allows the tool.
+    async def go() -> None:
+        _, conn, broker = in_turn("hang")
+        task = asyncio.ensure_future(ask(broker))
+        while not conn.asked:
+            await asyncio.sleep(0)
+        broker.saw_request(7, "toolu_1")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert conn.notifications == [("$/cancel_request", {"requestId": 7})]
+        assert broker.open_requests == 0
+
+    asyncio.run(go())
+
+
 def test_a_question_outside_a_turn_is_refused_without_asking() -> None:
     async def go() -> None:
         session = FakeSession()

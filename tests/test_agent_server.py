@@ -12,7 +12,7 @@ from typing import Any
 import acp
 import pytest
 from acp import RequestError
-from acp_harness import FakeClaude, Wire, run
+from acp_harness import FakeClaude, Wire, recording_agent, run
 from scripted_claude import Served
 
 
@@ -80,3 +80,41 @@ def test_agent_authenticate_without_credentials_is_auth_required(tmp_path: Path)
     assert run(authenticate(agent_with({**empty, "ANTHROPIC_API_KEY": "sk-test"}))) == 0
     (tmp_path / ".credentials.json").write_text("{}")
     assert run(authenticate(agent_with(empty))) == 0
+
+
+class _Reporting(FakeClaude):
+    """Claude Code whose ``initialize`` answer lists a model: the start shows it (a
+    ``config_option_update``) after connecting, through the publisher ``session/new`` holds."""
+
+    async def get_server_info(self) -> dict[str, Any]:
+        return {"models": [{"value": "default", "displayName": "Default (recommended)"}], "commands": []}
+
+
+def test_session_new_answers_once_claude_code_answered_initialize_not_when_the_start_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Commit 9b2c2a0: ``session/new`` waits for ``_Session.connected`` (set as the SDK's initialize
+    # is answered), not for the start task, whose last step shows the models through the publisher
+    # ``session/new`` holds until it answers. With both waits' bounds out of reach, an agent that
+    # waited for the start's end would never answer: ``run``'s guard fails the test.
+    import lifecycle.agent.server as server
+
+    monkeypatch.setattr(server, "STARTUP_WAIT_S", 3600.0)
+    monkeypatch.setattr(server, "MODELS_WAIT_S", 3600.0)
+    agent, _ = recording_agent(tmp_path, monkeypatch, _Reporting)
+
+    async def go() -> tuple[Wire, Any, bool]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        await wire.conn.initialize(protocol_version=1)
+        sid = (await wire.conn.new_session(cwd=str(tmp_path))).session_id
+        session = agent._sessions[sid]
+        connected = session.connected.is_set()
+        await session.starting  # the start ends after the answer, once the publisher is free
+        return wire, session, connected
+
+    wire, session, connected = run(go(), 60)
+    assert connected and session.starting.done() and session.starting.exception() is None
+    answer = next(i for i, f in enumerate(wire.frames) if "sessionId" in (f.get("result") or {}))
+    shown = [i for i, f in enumerate(wire.frames) if f.get("method") == "session/update"
+             and f["params"]["update"]["sessionUpdate"] == "config_option_update"]  # fmt: skip
+    assert shown and answer < shown[0], (answer, shown)

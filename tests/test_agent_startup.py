@@ -62,16 +62,24 @@ WORKS = {
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
     "mcpCapabilities": {"http": True, "sse": True, "acp": False},
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}}
-    | {"fork": {}, "delete": {}, "additionalDirectories": {}},
+    | {"fork": {}, "delete": {}, "additionalDirectories": {}}
+    # Issue 50.2: the client's system prompt in both modes (the reference's SYSTEM_PROMPT_CAPABILITY,
+    # dist/client-system-prompt.js).
+    | {"systemPrompt": {"mode": {"override": {}}}},
     "auth": {"logout": {}},
+    # Issue 50.B: the reference adapter 0.101.0's (dist/acp-agent.js, ``initialize``): a prompt sent
+    # while a turn runs is queued, and answered with its own reply.
+    "_meta": {"claudeCode": {"promptQueueing": True}},
 }
-CAPABLE = {**WORKS, "_meta": AIR}
+CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, **AIR}}
+#: The result's own ``_meta``, the reference's (``_session/steering`` is served).
+STEERING = {"steering": {"supported": True}}
 
 
 def _expected(case: str) -> dict[str, Any]:
     caps = CAPABLE if case in ("capable", "notices") else WORKS
     auth = TERMINAL_AUTH + AUTH if case == "terminal" else AUTH
-    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": auth, "agentInfo": INFO}
+    return {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": auth, "agentInfo": INFO, "_meta": STEERING}
 
 
 class _Writer:
@@ -110,7 +118,8 @@ async def _sdk_answer(params: dict[str, Any]) -> dict[str, Any]:
     resp = await ClaudeAcpAgent().initialize(
         protocol_version=req.protocol_version, client_capabilities=req.client_capabilities, client_info=req.client_info
     )
-    out: dict[str, Any] = resp.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    # A dict (the SDK's model has no sessionCapabilities.systemPrompt): sent as it is.
+    out: dict[str, Any] = resp
     return out
 
 

@@ -36,6 +36,12 @@ from lifecycle.agent.tool_calls import (
 
 # ---------------------------------------------------------------------------------- tool uses
 
+#: Goal tool uses and the content shown (the condition: sdk-tools.d.ts's example).
+GOAL = "all tests in test/auth pass (bun test exits 0)"
+SHOWN = [{"type": "content", "content": {"type": "text", "text": GOAL}}]
+GOALS = [("SetGoal", {"condition": GOAL, "ask_user": True}, SHOWN), ("SetGoal", {"ask_user": False}, []),
+         ("ProposeGoal", {"condition": GOAL}, SHOWN)]  # fmt: skip
+
 START_CASES = [
     # reporters/file-edit.js WriteReporter (normalizeWriteInput)
     pytest.param(
@@ -490,6 +496,11 @@ START_CASES = [
         "Skill", {"skill": "pdf"}, CWD, {"title": "Load skill: pdf", "kind": "other", "content": []}, id="Skill-1"
     ),
     pytest.param("Skill", {}, CWD, {"title": "Load skill", "kind": "other", "content": []}, id="Skill-2"),
+    # Not the reference's (0.101.0: GenericReporter's bare name): CLI 2.1.337's SetGoal, its input
+    # ``ProposeGoalInput`` of sdk-tools.d.ts (npm @anthropic-ai/claude-agent-sdk 0.3.337), whose
+    # ``condition`` the user "must be able to read whole in the approval dialog"; ProposeGoal before it.
+    *(pytest.param(name, inp, CWD, {"title": "Set goal", "kind": "other", "content": out}, id=f"{name}-{n}")
+      for n, (name, inp, out) in enumerate(GOALS)),
     # reporters/index.js reporterFor -> interaction.js GenericReporter
     pytest.param(
         "mcp__github__create_issue",
@@ -663,6 +674,7 @@ KINDS = {
     "EnterPlanMode": "switch_mode",  # interaction.js
     "AskUserQuestion": "other",
     "Skill": "other",
+    "SetGoal": "other",
     "SendMessage": "other",  # AgentControlReporter
     "mcp__github__create_issue": "other",  # GenericReporter
     "FooBar": "other",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from acp.schema import UsageUpdate
-from claude_agent_sdk import AssistantMessage, TextBlock
+from claude_agent_sdk import AssistantMessage, TextBlock, ToolUseBlock
 from claude_agent_sdk.types import RateLimitEvent, RateLimitInfo
 from sdk_messages import result_message
 
@@ -136,3 +136,54 @@ def test_the_raw_object_sent_is_a_copy() -> None:
     update = one_update(event(info), StreamRenderer("/p"))
     info["status"] = "rejected"
     assert update["_meta"]["_claude/rateLimit"]["status"] == "allowed_warning"
+
+
+# Issue 49.3: messages Claude Code replaced. The lines are CLI 2.1.337's: an unparsable tool call
+# (``__unparsedToolInput``, printed for a Read whose streamed input was cut, tests/e2e) and the
+# answer that names it in ``supersedes`` (the field as ``sdk.d.ts`` of npm
+# @anthropic-ai/claude-agent-sdk 0.3.337 types it, on the raw line; the SDK's class has none, so
+# the agent's client sets the attribute, as here).
+REPLACED = "6b667b4d-1e30-479b-a1e6-ffa9e88465b0"
+CUT = {"__unparsedToolInput": {"raw": '{"file_path": "x.txt", ', "len": 23}}
+UNPARSABLE = AssistantMessage(
+    content=[ToolUseBlock(id="toolu_bad", name="Read", input=CUT)], model="claude-opus-5-5", uuid=REPLACED
+)
+
+
+def _replacing(supersedes: object) -> AssistantMessage:
+    message = AssistantMessage(content=[TextBlock(text="Let me read it.")], model="claude-opus-5-5", uuid="d23293f6")
+    message.supersedes = supersedes  # type: ignore[attr-defined]
+    return message
+
+
+def test_a_replacing_message_ends_the_tool_calls_of_the_messages_it_replaces() -> None:
+    renderer = StreamRenderer("/project")
+    (announced,), _ = translate(read(UNPARSABLE), renderer, McpServers(), quiet=False)
+    assert [u["sessionUpdate"] for u in announced.updates] == ["tool_call"]
+    steps, _ = translate(read(_replacing([REPLACED])), renderer, McpServers(), quiet=False)
+    ended = steps[0].updates
+    assert [(u["sessionUpdate"], u["toolCallId"], u["status"]) for u in ended] == [
+        ("tool_call_update", "toolu_bad", "failed")
+    ]
+    # Ended once: the turn's end finds nothing open.
+    assert renderer.close_open_tools() == []
+
+
+@pytest.mark.parametrize(
+    "supersedes",
+    [None, REPLACED, [7, None], ["unknown-uuid"], [""], ["x" * 101]],
+)
+def test_a_supersedes_that_names_no_message_of_the_turn_ends_nothing(supersedes: object) -> None:
+    # An unknown uuid is a no-op (the CLI's own words); a value that is no list of short strings
+    # names nothing.
+    renderer = StreamRenderer("/project")
+    translate(read(UNPARSABLE), renderer, McpServers(), quiet=False)
+    steps, _ = translate(read(_replacing(supersedes)), renderer, McpServers(), quiet=False)
+    assert all(u.get("toolCallId") != "toolu_bad" for s in steps for u in s.updates)
+    assert [u["status"] for u in renderer.close_open_tools()] == ["failed"]  # still open until then
+
+
+def test_what_a_message_replaces_is_read_once_and_bounded() -> None:
+    assert read(_replacing(["a", "b"])).replaces == ("a", "b")
+    assert read(_replacing([f"u{i}" for i in range(100)])).replaces == tuple(f"u{i}" for i in range(64))
+    assert read(UNPARSABLE).replaces == ()

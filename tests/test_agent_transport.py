@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,7 +157,7 @@ def test_safe_error_bounds_strings_items_and_depth() -> None:
     assert safe_error(legacy) == legacy  # a record title (at most 501 characters) is echoed whole
 
 
-def test_meta_keys_that_name_handler_arguments_are_dropped() -> None:
+def test_meta_keys_that_name_handler_arguments_are_dropped(tmp_path: Path) -> None:
     from lifecycle.agent import ClaudeAcpAgent
     from lifecycle.agent.transport import reserved_kwargs
 
@@ -166,14 +167,15 @@ def test_meta_keys_that_name_handler_arguments_are_dropped() -> None:
     async def go() -> tuple[dict[str, Any], str, Served]:
         served = Served()
         meta = {"cwd": "/etc", "self": 1, "mcp_servers": 5, "session_id": "x", "vendor.key": {"kept": True}}
-        reply = await served.call("session/new", {"cwd": "/tmp/real", "mcpServers": [], "_meta": meta})
+        # A folder that exists: the cwd is checked (issue 50.1).
+        reply = await served.call("session/new", {"cwd": str(tmp_path), "mcpServers": [], "_meta": meta})
         sid = reply["result"]["sessionId"]
         cwd = served.agent._sessions[sid].cwd
         await served.end()
         return reply, cwd, served
 
     reply, cwd, _ = run(go(), 20)
-    assert "result" in reply and cwd == "/tmp/real"
+    assert "result" in reply and cwd == str(tmp_path)
 
 
 def test_outgoing_text_has_its_credentials_masked_and_structure_untouched() -> None:

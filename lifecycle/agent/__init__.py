@@ -39,8 +39,8 @@ Theory of operation
 A runtime owns one task that connects the SDK client, consumes its message stream and disconnects
 it again (the SDK requires connect and disconnect in one task). Each message is read once into a
 record (:mod:`lifecycle.agent.messages`) and run through the session's lanes, in the order of
-:data:`lifecycle.agent.lanes.LANES` (own turns, compaction, translation, suggestions); the
-translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
+:data:`lifecycle.agent.lanes.LANES` (own turns, steering, session state, compaction, translation,
+suggestions); the translation lane builds the ledger's events with :mod:`lifecycle.claude`; an exception from the
 stream becomes an event through
 :func:`lifecycle.claude.from_sdk_exception`; the stream ending through ``QueryEnded``. The prompt
 handler feeds ``PromptStarted``, writes the user message, and awaits the settlement. Streamed
@@ -61,7 +61,8 @@ session), ``runtime`` (one Claude Code process), ``stream`` (Claude Code's messa
 chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its result rendered as the
 reference adapter does), ``permissions`` (``can_use_tool`` as ``session/request_permission``),
 ``always`` (what an "always" answer allows, in Claude Code's own rules), ``questions``
-(``AskUserQuestion`` as a form ``elicitation/create``), ``messages`` (one Claude message read
+(``AskUserQuestion`` as a form ``elicitation/create``), ``interrupts`` (why Claude Code stopped a
+turn, its ``Interrupt`` hook: a turn it stopped is not a failure), ``messages`` (one Claude message read
 once: the record every lane takes), ``lanes`` (the ordered table of lanes a message runs
 through), ``translate`` (the translation lane: one message as the updates it shows and the event
 the ledger judges), ``stored`` (stored sessions read for load and
@@ -73,7 +74,12 @@ prompt as Claude's user message), ``mcp`` (the client's MCP servers as Claude Co
 failed one as a notice), ``modes`` (permission mode, model, effort and slash commands an editor
 can change), ``titles`` (the session's title, as Claude Code names it), ``suggestions`` (the next
 prompt Claude Code predicts, for a client that shows it), ``startup_failures`` (a Claude Code that
-could not start: its reason, and how the request that started it fails). This package imports ``config`` and
+could not start: its reason, and how the request that started it fails), ``session_request``
+(what a session request asks for: a checked ``cwd``, the client's system prompt, the ``_meta``
+options taken), ``steering`` (a message a
+client injects into the running turn, ``_session/steering``, and the lane that keeps that turn
+open until a result answers it), ``following`` (what Claude Code changes of the session's settings
+by itself: its mode, its model, its slash commands, shown to the editor's pickers). This package imports ``config`` and
 ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

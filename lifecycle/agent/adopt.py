@@ -148,4 +148,6 @@ class SuggestingClient(ClaudeSDKClient):
                 reason = data.get("startup_failure_reason") if data.get("type") == "result" else None
                 if isinstance(reason, str) and reason:  # the SDK's ResultMessage has no field for it
                     message.startup_failure_reason = reason
+                if data.get("type") == "assistant" and "supersedes" in data:  # nor AssistantMessage
+                    message.supersedes = data["supersedes"]  # read (and checked) once, in messages.py
                 yield message

@@ -7,7 +7,7 @@ import argparse
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from ..negotiation import ClientState
@@ -16,6 +16,7 @@ __all__ = [
     "AGENT_CAPABILITIES",
     "AUTH_METHOD_ID",
     "CLI_ENV",
+    "INITIALIZE_META",
     "MCP_CAPABILITIES",
     "PROMPT_CAPABILITIES",
     "TERMINAL_AUTH_IDS",
@@ -57,6 +58,8 @@ _TERMINAL_METHODS: tuple[dict[str, object], ...] = (
 )
 _TERMINAL_LABELS: Mapping[str, str] = {"claude-ai-login": "Claude Login", "console-login": "Anthropic Console Login"}
 TERMINAL_AUTH_IDS = frozenset(str(m["id"]) for m in _TERMINAL_METHODS)
+#: The Claude subscription login, which ``--hide-claude-auth`` leaves out.
+CLAUDE_AI_LOGIN: Final = "claude-ai-login"
 
 
 def _agent_command() -> tuple[str, list[str]]:
@@ -68,7 +71,7 @@ def _agent_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "lifecycle.agent"]
 
 
-def auth_methods(client: ClientState) -> list[dict[str, object]]:
+def auth_methods(client: ClientState, *, hide_claude_auth: bool = False) -> list[dict[str, object]]:
     """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
     them (:attr:`~lifecycle.negotiation.ClientState.terminal_auth`; declared by
     ``_meta["terminal-auth"]``, as Zed, JetBrains and the ACP registry's validator send it, each
@@ -76,6 +79,8 @@ def auth_methods(client: ClientState) -> list[dict[str, object]]:
     reference adapter does), then the credentials check."""
     methods: list[dict[str, object]] = []
     for method in _TERMINAL_METHODS if client.terminal_auth else ():
+        if hide_claude_auth and method["id"] == CLAUDE_AI_LOGIN:
+            continue  # ``--hide-claude-auth``: no Claude subscription login (the reference's)
         args = [str(a) for a in method["args"]]  # type: ignore[attr-defined]
         entry: dict[str, object] = dict(method, args=args)
         if client.terminal_auth_meta:
@@ -136,9 +141,18 @@ AGENT_CAPABILITIES: dict[str, object] = {
         "fork": {},
         "delete": {},
         "additionalDirectories": {},
+        # The client's system prompt, appended or in place of Claude Code's (the reference's
+        # ``SYSTEM_PROMPT_CAPABILITY``: both modes; :mod:`lifecycle.agent.session_request`).
+        "systemPrompt": {"mode": {"override": {}}},
     },
     "auth": {"logout": {}},
+    # The reference's: a ``session/prompt`` sent while a turn runs waits its turn (Claude Code
+    # queues it) and is answered with its own reply.
+    "_meta": {"claudeCode": {"promptQueueing": True}},
 }
+#: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
+#: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).
+INITIALIZE_META: Mapping[str, object] = {"steering": {"supported": True}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +174,11 @@ class AgentConfig:
         start_early: start a session's Claude Code in the background when the session is
             created, loaded or resumed (its models and commands reach the editor before the
             first prompt, which then finds it running) rather than at the first prompt.
+        thinking: Claude Code's ``thinking`` option [``MAX_THINKING_TOKENS``,
+            ``CLAUDE_CODE_THINKING_DISPLAY``: :func:`lifecycle.agent.environment.thinking_option`].
+        settings: Claude Code's ``--settings`` JSON [``CLAUDE_MODEL_CONFIG``:
+            :func:`lifecycle.agent.environment.model_config_settings`].
+        hide_claude_auth: offer no Claude subscription login (``--hide-claude-auth``).
     """
 
     model: str | None = None
@@ -171,6 +190,9 @@ class AgentConfig:
     idle_timeout: float = 30.0
     cli_stderr: bool = False
     start_early: bool = True
+    thinking: Mapping[str, Any] | None = None
+    settings: str | None = None
+    hide_claude_auth: bool = False
 
 
 def _env_int(name: str) -> int | None:
@@ -190,8 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--cli-path",
         default=cli_from_env(),
-        help="Claude Code executable (default: $LIFECYCLE_ACP_CLI, else $CLAUDE_CODE_EXECUTABLE, "
-        "else the bundled one)",
+        help="Claude Code executable (default: $LIFECYCLE_ACP_CLI, else $CLAUDE_CODE_EXECUTABLE, else the bundled one)",
     )
     p.add_argument(
         "--permission-mode",
@@ -207,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--cli-stderr", action="store_true", help="forward Claude Code's stderr to stderr")
     p.add_argument(
+        "--hide-claude-auth",
+        action="store_true",
+        help="offer no Claude subscription login (API keys and the Console login only)",
+    )
+    p.add_argument("-v", "--version", action="version", version=_version(), help="print the version and exit")
+    p.add_argument(
         "--cli",
         action="store_true",
         help="run Claude Code itself with the other arguments (an editor's terminal login runs "
@@ -215,9 +242,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def config_from_args(args: argparse.Namespace) -> AgentConfig:
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> AgentConfig:
+    """The agent's settings from its parsed command line and the environment (the reference's
+    variables: :mod:`lifecycle.agent.environment`); raises ``BadEnvironment`` for a variable it
+    cannot start with."""
+    from .environment import model_config_settings, thinking_option
+
+    env = os.environ if environ is None else environ
     return replace(
         AgentConfig(),
+        thinking=thinking_option(env),
+        settings=model_config_settings(env),
+        hide_claude_auth=bool(getattr(args, "hide_claude_auth", False)),
         model=args.model or None,
         cwd=args.cwd or None,
         max_turns=args.max_turns,

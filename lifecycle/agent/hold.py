@@ -38,7 +38,7 @@ Rules
 
 Theory of operation
 -------------------
-:class:`BackgroundHold` is the third lane (:data:`lifecycle.agent.lanes.LANES`), after the
+:class:`BackgroundHold` is the fifth lane (:data:`lifecycle.agent.lanes.LANES`), after the
 own-turns lane (which tells the prompt's result from an own turn's) and before translation (which
 reads :attr:`~lifecycle.agent.messages.Pass.hold`). Sans-I/O: the session asks :meth:`take` for
 the kept result when it ends the hold itself, and :meth:`drop` when the prompt was answered
@@ -125,7 +125,9 @@ class BackgroundHold:
 
     def _result(self, message: ClaudeMessage, p: Pass) -> None:
         if p.ends:  # the prompt's result (or a cancelled turn's)
-            if self.enabled and p.turn is not None and not p.quiet and self.held is None and self.waiting:
+            steered = p.released is not None  # the steering lane ends the turn with a result it held
+            open_turn = p.turn is not None and not p.quiet and not steered
+            if self.enabled and open_turn and self.held is None and self.waiting:
                 try:
                     self.held = sdk_result(message.sdk)
                 except LifecycleError:

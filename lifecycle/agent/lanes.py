@@ -8,16 +8,22 @@ Rules
 
   1. **own turns** (:class:`lifecycle.agent.background.OwnTurns`) tells a turn Claude Code
      started by itself from the prompt's (it sets :attr:`Pass.own`; it shows nothing itself);
-  2. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
+  2. **steering** (:class:`lifecycle.agent.steering.Steering`) holds a result of the prompt's
+     turn that a steer superseded, and releases it when Claude Code goes idle without answering
+     the steer (it sets :attr:`Pass.held` and :attr:`Pass.released`; it shows nothing itself);
+  3. **session state** (:class:`lifecycle.agent.following.SessionState`): what Claude Code
+     reports of the session's settings (its mode, its slash commands) as the editor's
+     ``current_mode_update``, ``config_option_update`` and ``available_commands_update``;
+  4. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
      updates go before the message's own, and a turn's end (a result) closes one left open;
-  3. **hold** (:class:`lifecycle.agent.hold.BackgroundHold`) keeps the prompt open while
+  5. **hold** (:class:`lifecycle.agent.hold.BackgroundHold`) keeps the prompt open while
      background subagents it started still work: it holds the prompt's result (it sets
      :attr:`Pass.hold`; translation shows the result's updates and leaves its event) and gives it
      back, as a step after every lane's (:attr:`Pass.after`), once they have answered;
-  4. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  6. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
-     open);
-  5. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+     open; a held result not judged, a released one judged);
+  7. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
@@ -40,8 +46,10 @@ from typing import Final, Protocol, TypeVar, cast
 
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .following import SessionState
 from .hold import BackgroundHold
 from .messages import ClaudeMessage, LaneParts, Pass, Step
+from .steering import Steering
 from .suggestions import PromptSuggestions
 from .translate import Translation
 
@@ -59,7 +67,9 @@ class _LaneClass(Protocol):
 
 
 #: The lanes, in the order every message runs through them (see the module).
-LANES: Final[tuple[_LaneClass, ...]] = (OwnTurns, ContextCompaction, BackgroundHold, Translation, PromptSuggestions)
+LANES: Final[tuple[_LaneClass, ...]] = (
+    OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, Translation, PromptSuggestions,
+)  # fmt: skip
 
 _L = TypeVar("_L")
 
@@ -80,7 +90,8 @@ class Lanes:
     def run(
         self, message: ClaudeMessage, *, turn: str | None, quiet: bool, prompt_open: bool
     ) -> tuple[list[Step], bool]:
-        """The steps ``message`` makes, in lane order, and whether it ends the turn in flight."""
+        """The steps ``message`` makes, in lane order, and whether it ends the turn in flight
+        (a result, or a held result released: :mod:`lifecycle.agent.steering`)."""
         p = Pass(message, turn, quiet, prompt_open)
         steps: list[Step] = []
         for lane in self.order:

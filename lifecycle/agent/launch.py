@@ -58,6 +58,7 @@ import structlog
 
 from .config import AgentConfig, claude_cli
 from .modes import MODE_IDS, SessionSettings, bypass_allowed
+from .session_request import BadSessionRequest, session_options
 
 __all__ = [
     "OWNER_ENV", "ClaudeProcess", "EarlyCli", "claude_settings_mode", "cli_argv", "cli_env", "cli_options",
@@ -137,8 +138,11 @@ def initial_settings(config: AgentConfig, env: Mapping[str, str], cwd: str | Non
     own = (claude_settings_mode(cwd, env) if cwd else None) or "default"
     if own == "bypassPermissions" and not allow_bypass:
         own = "default"  # not launched allowing it: Claude Code does not start in it
+    # ``ANTHROPIC_MODEL``: the model Claude Code runs when ``--model`` names none, preselected in the
+    # picker as the reference does (environment.py).
+    model = config.model or env.get("ANTHROPIC_MODEL") or "default"
     settings = SessionSettings(
-        mode=config.permission_mode or own, settings_mode=own, model=config.model or "default",
+        mode=config.permission_mode or own, settings_mode=own, model=model,
         allow_bypass=allow_bypass,
     )  # fmt: skip
     if settings.mode == "bypassPermissions" and not settings.allow_bypass:
@@ -174,6 +178,10 @@ def cli_options(
         kw["effort"] = settings.effort
     if config.max_turns is not None:
         kw["max_turns"] = config.max_turns
+    if config.thinking is not None:  # MAX_THINKING_TOKENS, CLAUDE_CODE_THINKING_DISPLAY
+        kw["thinking"] = dict(config.thinking)
+    if config.settings is not None:  # CLAUDE_MODEL_CONFIG
+        kw["settings"] = config.settings
     if config.cli_path:
         kw["cli_path"] = config.cli_path
     if settings.mode != settings.settings_mode:
@@ -182,6 +190,7 @@ def cli_options(
         kw["mcp_servers"] = dict(mcp_servers)
     if settings.add_dirs:  # working directories besides ``cwd``, under Claude Code's own rules
         kw["add_dirs"] = list(settings.add_dirs)
+    kw.update(settings.claude_options)  # the client's system prompt and tools (session_request.py)
     return kw
 
 
@@ -464,6 +473,16 @@ def warm() -> None:
     _sdk_version()
 
 
+def _asks_more(params: Mapping[str, Any]) -> bool:
+    """Whether a raw ``session/new`` asks Claude Code for more than the defaults (a system
+    prompt, tools: another command line) or is refused (:mod:`lifecycle.agent.session_request`):
+    no early launch for it."""
+    try:
+        return bool(session_options(params.get("systemPrompt"), params.get("_meta")).claude)
+    except BadSessionRequest:
+        return True
+
+
 async def launch_early(
     config: AgentConfig, params: object, environ: Mapping[str, str] | None = None
 ) -> EarlyCli | None:
@@ -475,7 +494,7 @@ async def launch_early(
     env = os.environ if environ is None else environ
     cwd = config.cwd or params["cwd"]
     cli, version = claude_cli(config.cli_path), _sdk_version()
-    if cli is None or version is None or not os.path.isabs(cwd):
+    if cli is None or version is None or not os.path.isabs(cwd) or not os.path.isdir(cwd) or _asks_more(params):
         return None
     session_id = str(uuid.uuid4())
     options = cli_options(config, initial_settings(config, env, cwd), cwd=cwd, session_id=session_id, resume=False)

@@ -11,7 +11,10 @@ Rules
   (a system message's, a result's), its ``data`` (a system message's mapping, a prediction's
   text; empty otherwise), the subagent's ``parent_tool_use_id``, the prompts it names (a
   ``user_message_uuid``, ``user_message_uuids``, on the message or in its data) and a result's
-  ``origin`` kind. The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that
+  ``origin`` kind, and the messages an assistant message replaces (CLI 2.1.337's ``supersedes``,
+  which the SDK's class has no field for: :class:`lifecycle.agent.adopt.SuggestingClient` keeps
+  it from the raw line; at most :data:`MAX_REPLACED` uuids, each a string of at most 100
+  characters, anything else not named). The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that
   renders its content.
 * A value of the wrong type reads as absent (a subtype that is no string is None, a data that is
   no mapping is empty, a name that is no string is not named): a message the agent did not
@@ -48,10 +51,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from ..events import Event
+from .interrupts import Interruptions
 
 if TYPE_CHECKING:
     from ..negotiation import ClientState
     from .mcp import McpServers
+    from .modes import SessionSettings
     from .stream import StreamRenderer
 
 __all__ = [
@@ -144,6 +149,7 @@ class ClaudeMessage:
     parent_tool_use_id: str | None = None
     names: tuple[str, ...] = ()  # the prompts (user message uuids) it names
     origin: str | None = None  # a result's origin kind (a turn Claude Code started by itself)
+    replaces: tuple[str, ...] = ()  # the message uuids an assistant message replaces (``supersedes``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +167,10 @@ class LaneParts:
     renderer: StreamRenderer
     mcp: McpServers
     client: ClientState
+    #: The session's ``Interrupt`` reports (interrupts.py): the translation lane asks them at a result.
+    interrupts: Interruptions = field(default_factory=lambda: Interruptions(""))
+    #: The session's settings (mode, model, commands); None: a lane that needs them keeps its own.
+    settings: SessionSettings | None = None
 
 
 @dataclass(slots=True)
@@ -172,13 +182,22 @@ class Pass:
     quiet: bool  # the turn shows nothing more (the ledger's flow is ``cancelled``)
     prompt_open: bool  # a prompt's turn is open in the ledger (its flow is not ``idle``)
     own: bool = False  # Claude Code's own turn (set by the own-turns lane)
+    #: A result of the prompt's turn that a steer superseded (set by the steering lane): the turn
+    #: goes on in the steered cycle, so it ends nothing and is not judged.
+    held: bool = False
+    #: A held result the turn ends with after all (set by the steering lane: Claude Code went idle
+    #: without a result answering the steer), translated before this message.
+    released: ClaudeMessage | None = None
     hold: bool = False  # the prompt's result is held (set by the hold lane; translation leaves its event)
     after: list[Step] = field(default_factory=list)  # steps sent after every lane's (the hold lane's)
 
     @property
     def ends(self) -> bool:
-        """The message ends the turn in flight: a result that is not Claude Code's own."""
-        return self.message.kind is Kind.RESULT and not self.own
+        """The message ends the turn in flight: a result that is not Claude Code's own nor held
+        for a steer, or a message that releases a held one."""
+        if self.released is not None:
+            return True
+        return self.message.kind is Kind.RESULT and not self.own and not self.held
 
 
 def read(message: object) -> ClaudeMessage:
@@ -202,7 +221,19 @@ def read(message: object) -> ClaudeMessage:
         parent_tool_use_id=parent if isinstance(parent, str) else None,
         names=_names(message, data),
         origin=_origin(message) if kind is Kind.RESULT else None,
+        replaces=_replaced(getattr(message, "supersedes", None)) if kind is Kind.ASSISTANT else (),
     )
+
+
+#: The most message uuids one message may name as replaced (Claude Code names one response's).
+MAX_REPLACED: Final = 64
+
+
+def _replaced(value: object) -> tuple[str, ...]:
+    """The uuids a ``supersedes`` list names (see the module)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
 
 
 def _skipped(kind: Kind, message: object) -> ClaudeMessage:

@@ -124,6 +124,9 @@ class SessionSettings:
     commands: list[dict[str, Any]] = field(default_factory=list)
     #: The client's ``additionalDirectories`` (Claude Code's ``--add-dir``), absolute paths.
     add_dirs: tuple[str, ...] = ()
+    #: What the session request asked of Claude Code (``ClaudeAgentOptions`` keywords: the
+    #: client's ``system_prompt``, ``tools``; :mod:`lifecycle.agent.session_request`).
+    claude_options: dict[str, Any] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- what ACP shows
 

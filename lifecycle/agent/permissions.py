@@ -10,7 +10,9 @@ Rules
   honoured (:meth:`lifecycle.ledger.SessionLedger.question_open`): a question is asked only while
   the turn runs; once the turn leaves ``in_turn`` (a cancel, Claude Code dying, any settlement)
   every open question is withdrawn: the client's request is cancelled (``$/cancel_request``), and
-  an answer that still arrives is not honoured.
+  an answer that still arrives is not honoured. A question Claude Code withdraws itself (its
+  ``control_cancel_request``, e.g. a ``PermissionRequest`` hook of the user's settings decided
+  first) is withdrawn at the client the same way.
 * The adapter never grants a permission itself: nothing is remembered here, and every
   ``can_use_tool`` call is asked. Claude Code calls it only for what its own permission engine
   does not allow; a rule the user approved reaches that engine and is decided there
@@ -388,6 +390,9 @@ class PermissionBroker:
         except asyncio.CancelledError:
             if request.cancelled() and question.asked is None:
                 return None  # withdrawn
+            # Claude Code withdrew the question itself (its ``control_cancel_request``: a
+            # ``PermissionRequest`` hook decided first): the client's request is withdrawn too.
+            await self._cancel_on_wire(tool_id, question.request_id)
             raise
         except Exception as exc:  # an error reply, a client that is gone
             log.warning(
@@ -400,12 +405,19 @@ class PermissionBroker:
                 request.cancel()
         return _selected(response, tool_id, [o["optionId"] for o in offered])
 
+    async def _cancel_on_wire(self, tool_use_id: str, request_id: Any) -> None:
+        """``$/cancel_request`` for the question's request, if it went out (never raises)."""
+        notify = sdk.raw_notifier(self._conn)
+        log.info("permission.withdraw", session_id=self._id, tool_use_id=tool_use_id)
+        if notify is not None and request_id is not None:
+            with contextlib.suppress(Exception):
+                await notify("$/cancel_request", {"requestId": request_id})
+
     async def withdraw(self, tool_use_ids: Iterable[str] | None = None) -> None:
         """Withdraw the questions of ``tool_use_ids`` (the ledger's
         :meth:`~lifecycle.ledger.SessionLedger.take_withdrawn`; None: every open one, the session
         is closing): each request is cancelled on the wire with ``$/cancel_request`` (a raw
         notification on the client connection) and stops being awaited."""
-        notify = sdk.raw_notifier(self._conn)
         if tool_use_ids is None:
             waiting = list(self._questions.values())
         else:
@@ -416,10 +428,7 @@ class PermissionBroker:
                 continue  # not sent (or already answered): nothing to cancel
             question.asked, question.request_id = None, None
             request.cancel()
-            log.info("permission.withdraw", session_id=self._id, tool_use_id=question.tool_use_id)
-            if notify is not None and request_id is not None:
-                with contextlib.suppress(Exception):
-                    await notify("$/cancel_request", {"requestId": request_id})
+            await self._cancel_on_wire(question.tool_use_id, request_id)
 
 
 def _exact_input(tool_input: dict[str, Any]) -> dict[str, Any] | None:

@@ -164,18 +164,22 @@ class _Runtime:
         log.info("runtime.ended", session_id=self.session_id, generation=self.generation)
         await self._end(self.generation, None)
 
-    async def send(self, turn_id: str, content: PromptContent) -> None:
-        """Write the user message (``uuid`` = the turn id; ``content`` a string or content blocks,
-        :func:`lifecycle.agent.prompt.prompt_content`) to Claude Code."""
+    async def send(self, turn_id: str, content: PromptContent, *, priority: str | None = None) -> None:
+        """Write the user message (``uuid`` = the turn id, or a steer's id; ``content`` a string or
+        content blocks, :func:`lifecycle.agent.prompt.prompt_content`) to Claude Code; ``priority``
+        (a steer's: ``now`` or ``later``) tells Claude Code how to deliver it into a running turn."""
         self._idle.clear()
+        message: dict[str, Any] = {
+            "type": "user",
+            "message": {"role": "user", "content": content},
+            "parent_tool_use_id": None,
+            "uuid": turn_id,
+        }
+        if priority is not None:
+            message["priority"] = priority
 
         async def one() -> AsyncIterator[dict[str, Any]]:
-            yield {
-                "type": "user",
-                "message": {"role": "user", "content": content},
-                "parent_tool_use_id": None,
-                "uuid": turn_id,
-            }
+            yield message
 
         try:
             await self._client.query(one())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import functools
 import os
 import sys
@@ -43,7 +44,16 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
 from . import sdk
-from .config import AGENT_CAPABILITIES, AUTH_METHOD_ID, TERMINAL_AUTH_IDS, AgentConfig, auth_methods, claude_cli
+from .config import (
+    AGENT_CAPABILITIES,
+    AUTH_METHOD_ID,
+    CLAUDE_AI_LOGIN,
+    INITIALIZE_META,
+    TERMINAL_AUTH_IDS,
+    AgentConfig,
+    auth_methods,
+    claude_cli,
+)
 from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
 from .modes import MODE_CONFIG_ID, Offered, SettingsError
@@ -51,9 +61,11 @@ from .prompt import PromptRefused, prompt_content
 from .replay import replay
 from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
+from .session_request import BadSessionRequest, SessionOptions, check_cwd, route_session_requests, session_options
 from .startup import log_initialize
 from .startup_failures import request_error
-from .stored import session_info, stored_messages
+from .steering import STEER_METHOD, steer
+from .stored import session_info, stored_messages, stored_mode
 from .translate import local_zone
 from .transport import StdioTransport
 
@@ -134,10 +146,12 @@ class ClaudeAcpAgent:
         self._early_open = False  # ... and no session has taken or refused it yet
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
+        self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
         _route_logout(conn, self)
+        route_session_requests(conn, self)  # their ``systemPrompt``, which the SDK's models drop
         sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
     def _observe(self, event: Any) -> None:
@@ -192,11 +206,14 @@ class ClaudeAcpAgent:
         mcp_servers: Any,
         directories: tuple[str, ...] = (),
         early: EarlyCli | None = None,
+        options: SessionOptions | None = None,
+        resumed_mode: str | None = None,
     ) -> _Session:
         """A fresh session under ``session_id``, built whole: its ledger, its settings (with the
         client's additional directories: Claude Code's ``add_dirs``), what the client declared,
         its MCP servers, and the Claude Code launched for it early; one already open under it
-        (load or resume of an open session) is closed first."""
+        (load or resume of an open session) is closed first. ``resumed_mode``: the mode a stored
+        session last ran in (:func:`lifecycle.agent.stored.stored_mode`), which it comes back in."""
         self._take_early("", None)  # a first session that did not take it: stopped
         old = self._sessions.pop(session_id, None)
         if old is not None:
@@ -220,6 +237,9 @@ class ClaudeAcpAgent:
         if not settings.models:  # else what a Claude Code of this machine offered
             settings.models = self._offered.cache.read()  # one small file, read in place
         settings.add_dirs = directories
+        settings.claude_options = dict(options.claude) if options is not None else {}
+        if resumed_mode is not None and (resumed_mode != "bypassPermissions" or settings.allow_bypass):
+            settings.mode = resumed_mode  # the reference's: a loaded session comes back in its mode
         publisher = SessionPublisher(self._conn, ledger)
         session = _Session(
             self._launcher, session_id, cwd, publisher, self._conn, settings,
@@ -244,6 +264,16 @@ class ClaudeAcpAgent:
     def _cwd(self, cwd: str) -> str:
         return self.config.cwd or cwd
 
+    def _request(self, cwd: object, system_prompt: object, meta: Mapping[str, Any]) -> tuple[str, SessionOptions]:
+        """A session request's working directory (checked: absolute, an existing directory) and
+        what it asks of Claude Code (:mod:`lifecycle.agent.session_request`), else ``-32602`` at
+        once: nothing is read or started for it."""
+        try:
+            checked = check_cwd(self.config.cwd or cwd)
+            return checked, session_options(system_prompt, meta)
+        except BadSessionRequest as bad:  # the reference's words (``RequestError.invalidParams``)
+            raise RequestError(-32602, f"Invalid params: {bad.message}", bad.data) from None
+
     # -------------------------------------------------------------- ACP methods
 
     @_guarded
@@ -253,26 +283,31 @@ class ClaudeAcpAgent:
         client_capabilities: Any = None,
         client_info: Any = None,
         **kwargs: Any,
-    ) -> InitializeResponse:
+    ) -> dict[str, Any]:
         raw, self._raw_caps = self._raw_caps, None
         # The raw JSON when the transport saw it (the SDK's model drops keys it does not know),
         # else the SDK's model.
         client = self._client = ClientState.parse(raw if raw is not None else client_capabilities)
         log_initialize(client.negotiated, client_info, protocol_version)
-        return InitializeResponse.model_validate(
+        answer = InitializeResponse.model_validate(
             {
                 "protocolVersion": acp.PROTOCOL_VERSION,
                 "agentCapabilities": advertise(
                     AgentCapabilities.model_validate(AGENT_CAPABILITIES), client.negotiated
                 ).model_dump(by_alias=True, exclude_none=True),
-                "authMethods": auth_methods(client),
+                "authMethods": auth_methods(client, hide_claude_auth=self.config.hide_claude_auth),
                 "agentInfo": {"name": "lifecycle-claude-acp", "title": "Claude (lifecycle)", "version": __version__},
+                "_meta": dict(INITIALIZE_META),
             }
-        )
+        ).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+        # The SDK 0.12.1's model has no ``sessionCapabilities.systemPrompt`` (unstable): set as JSON.
+        answer["agentCapabilities"]["sessionCapabilities"] = copy.deepcopy(AGENT_CAPABILITIES["sessionCapabilities"])
+        return answer
 
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
-        if method_id != AUTH_METHOD_ID and method_id not in TERMINAL_AUTH_IDS:
+        hidden = self.config.hide_claude_auth and method_id == CLAUDE_AI_LOGIN  # --hide-claude-auth
+        if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or hidden):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
         ok = _credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)
@@ -309,11 +344,14 @@ class ClaudeAcpAgent:
         cwd: str,
         additional_directories: Any = None,
         mcp_servers: Any = None,
+        system_prompt: Any = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        dirs = _directories(additional_directories)  # checked first, as the reference does
+        cwd, options = self._request(cwd, system_prompt, kwargs)
         early = self._take_early(cwd, mcp_servers)
-        session = await self._open(early.session_id if early else str(uuid.uuid4()), cwd, mcp_servers, dirs, early)
+        session_id = early.session_id if early else str(uuid.uuid4())
+        session = await self._open(session_id, cwd, mcp_servers, dirs, early, options)
         # The answer waits for Claude Code's start (as the reference's waits for its initialize), so
         # a Claude Code that cannot start fails this request (:meth:`_until_started`); with no
         # model known yet (a first run of this Claude Code here) for its models too (clients check
@@ -374,13 +412,16 @@ class ClaudeAcpAgent:
         session_id: str,
         mcp_servers: Any = None,
         additional_directories: Any = None,
+        system_prompt: Any = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        dirs = _directories(additional_directories)  # checked first, as the reference does
+        cwd, options = self._request(cwd, system_prompt, kwargs)
         stored, read = await stored_messages(session_id, cwd)
         if not stored:
             raise RequestError.invalid_params({"sessionId": session_id, "details": "no stored Claude session"})
-        session = await self._open(session_id, cwd, mcp_servers, dirs)
+        mode = await stored_mode(session_id, cwd)
+        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options, resumed_mode=mode)
         history = load_history(stored)
         log.info(
             "session.load",
@@ -411,15 +452,18 @@ class ClaudeAcpAgent:
         cwd: str,
         additional_directories: Any = None,
         mcp_servers: Any = None,
+        system_prompt: Any = None,
         **kwargs: Any,
     ) -> ResumeSessionResponse:
         """Like ``session/load`` without the replay: the stored Claude session continues."""
-        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        dirs = _directories(additional_directories)  # checked first, as the reference does
+        cwd, options = self._request(cwd, system_prompt, kwargs)
         info = await asyncio.to_thread(sdk_function("get_session_info"), session_id, directory=cwd)
         if info is None:
             # The reference's answer (its SDK's ``RequestError.sessionNotFound``): -32002.
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]})
-        session = await self._open(session_id, cwd, mcp_servers, dirs)
+        mode = await stored_mode(session_id, cwd)
+        session = await self._open(session_id, cwd, mcp_servers, dirs, options=options, resumed_mode=mode)
         self._started(session)
         await self._until_started(session)
         log.info("session.resume", session_id=session_id, epoch=session.publisher.ledger.epoch)
@@ -447,6 +491,9 @@ class ClaudeAcpAgent:
             if not (cursor.isascii() and cursor.isdigit()) or len(cursor) > 9:  # "٣" is a digit too
                 raise RequestError.invalid_params({"cursor": cursor[:80], "details": "invalid cursor"})
             offset = int(cursor)
+        if cwd is not None and not os.path.isabs(cwd):  # the reference's check (a filter: no folder needed)
+            message = f"Invalid params: `cwd` must be an absolute path, but received: {cwd}"
+            raise RequestError(-32602, message, {"cwd": cwd})
         directory = self._cwd(cwd) if cwd is not None else None
         found = await asyncio.to_thread(
             sdk_function("list_sessions"), directory=directory, limit=_LIST_PAGE + 1, offset=offset
@@ -462,6 +509,7 @@ class ClaudeAcpAgent:
         session_id: str,
         additional_directories: Any = None,
         mcp_servers: Any = None,
+        system_prompt: Any = None,
         **kwargs: Any,
     ) -> ForkSessionResponse:
         """ACP ``session/fork``: the Claude SDK's ``fork_session`` copies the stored transcript
@@ -469,12 +517,13 @@ class ClaudeAcpAgent:
         session, ready for a prompt. The source session goes on unchanged."""
         from claude_agent_sdk import fork_session
 
-        cwd, dirs = self._cwd(cwd), _directories(additional_directories)
+        dirs = _directories(additional_directories)  # checked first, as the reference does
+        cwd, options = self._request(cwd, system_prompt, kwargs)
         try:
             forked = await asyncio.to_thread(fork_session, session_id)
         except (ValueError, FileNotFoundError):  # not a UUID, no transcript: the reference's -32002
             raise RequestError(-32002, "Resource not found", {"sessionId": session_id[:200]}) from None
-        session = await self._open(forked.session_id, cwd, mcp_servers, dirs)
+        session = await self._open(forked.session_id, cwd, mcp_servers, dirs, options=options)
         self._started(session)
         log.info("session.fork", session_id=session.id, source_id=session_id, epoch=session.publisher.ledger.epoch)
         return ForkSessionResponse(session_id=session.id, **_session_state(session))
@@ -497,6 +546,10 @@ class ClaudeAcpAgent:
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         session = self._session(session_id)
         await self._set(session, MODE_CONFIG_ID, mode_id)
+        # The mode picker follows (the reference's ``setSessionMode`` sends this one).
+        await session.show(
+            [{"sessionUpdate": "config_option_update", "configOptions": session.settings.config_options()}]
+        )
         return SetSessionModeResponse()
 
     @_guarded
@@ -505,6 +558,8 @@ class ClaudeAcpAgent:
     ) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         await self._set(session, config_id, value)
+        if config_id == MODE_CONFIG_ID:  # the mode selector follows (the reference's)
+            await session.show([{"sessionUpdate": "current_mode_update", "currentModeId": session.settings.mode}])
         return SetSessionConfigOptionResponse.model_validate({"configOptions": session.settings.config_options()})
 
     async def _set(self, session: _Session, config_id: object, value: object) -> None:
@@ -525,6 +580,14 @@ class ClaudeAcpAgent:
         if self._building is None:
             self._building = asyncio.ensure_future(build_deferred())
         return response
+
+    @_guarded
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """ACP extension requests (the SDK strips the leading ``_``): ``_session/steering``
+        (:mod:`lifecycle.agent.steering`); any other is ``-32601``."""
+        if method != STEER_METHOD:
+            raise RequestError.method_not_found(f"_{method}"[:200])
+        return await steer(params, self._session, self._detached)
 
     @_guarded
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -27,7 +27,9 @@ from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError,
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
+from .following import model_switch_hook
 from .hold import BackgroundHold
+from .interrupts import Interruptions
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
@@ -37,6 +39,7 @@ from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .runtime import Launcher, _Runtime
 from .startup_failures import startup_failure
+from .steering import Steering, SteerNotSent
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
@@ -93,8 +96,12 @@ class _Session:
         )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
-        self.lanes = Lanes(LaneParts(self.renderer, self.mcp, client))  # every Claude message's path (lanes.py)
+        self.interrupts = Interruptions(session_id)  # why Claude Code stopped a turn (interrupts.py)
+        # every Claude message's path (lanes.py)
+        parts = LaneParts(self.renderer, self.mcp, client, interrupts=self.interrupts, settings=self.settings)
+        self.lanes = Lanes(parts)
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
+        self.steering = self.lanes.get(Steering)  # steers of the running turn (steering.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
@@ -103,6 +110,8 @@ class _Session:
         self.prompt_lock = asyncio.Lock()
         self.prompts: list[_Prompt] = []  # received and not answered yet, in arrival order
         self.current_turn: str | None = None
+        self._sent_turn: str | None = None  # the turn whose user message was written to Claude Code
+        self._queued_steers: list[tuple[str, PromptContent]] = []  # steers waiting for that write
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
@@ -185,6 +194,8 @@ class _Session:
         """The runtime's stream ended (``exc``: how it failed)."""
         current = generation == self.runtime_generation
         quiet = self._quiet() or not current
+        if current:
+            self.steering.reset()  # nothing of this runtime answers a steer any more
         held = self.hold.take() if current else None  # the held prompt ends with its own result first
         closing = [Step(event=held)] if held is not None else []
         if shown := self.compaction.end(quiet=quiet):
@@ -254,9 +265,18 @@ class _Session:
             self.config, self.settings, cwd=self.cwd, session_id=self.id, resume=resume, mcp_servers=self.mcp.config
         )
         kw["can_use_tool"] = self.permissions.can_use_tool
+        # The SDK's types predate these hook events (the CLI's: drift guard, tests/agent_drift.json).
+        # Why Claude Code stopped a turn (interrupts.py); a model Claude Code switches to by itself
+        # (``/model haiku``) follows in the picker (following.py).
+        interrupted = cast(HookCallback, self.interrupts.hook)
+        switched = cast(HookCallback, model_switch_hook(self.settings, self.show))
+        hooks: dict[Any, list[HookMatcher]] = {
+            "Interrupt": [HookMatcher(hooks=[interrupted])],
+            "PostModelSwitch": [HookMatcher(hooks=[switched])],
+        }
         if self.compaction.updates:  # the summary rides on the compaction_update (compaction.py)
-            hook = cast(HookCallback, self.compaction.summary_hook)  # the SDK's types predate PostCompact
-            kw["hooks"] = {"PostCompact": [HookMatcher(hooks=[hook])]}
+            hooks["PostCompact"] = [HookMatcher(hooks=[cast(HookCallback, self.compaction.summary_hook)])]
+        kw["hooks"] = hooks
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
         return ClaudeAgentOptions(**kw)
 
@@ -349,6 +369,11 @@ class _Session:
     async def _set_config(self, config_id: str, value: str) -> None:
         rt = self.runtime
         live = rt is not None and rt.alive
+        before = self.settings.mode
+        if config_id == MODE_CONFIG_ID:
+            # Taken before Claude Code confirms: the status it reports on the way is then no
+            # change of its own to show (following.py); given back if it refuses.
+            self.settings.mode = value
         try:
             if rt is not None and rt.alive:
                 if config_id == MODE_CONFIG_ID:
@@ -361,6 +386,7 @@ class _Session:
             log.warning(
                 "session.config_refused", session_id=self.id, config_id=config_id, error_type=type(exc).__name__
             )
+            self.settings.mode = before
             raise SettingsError(f"Claude Code refused {config_id} {value!r}; it is unchanged.") from None
         if config_id == MODE_CONFIG_ID:
             self.settings.mode = value
@@ -407,6 +433,7 @@ class _Session:
             # the turn) or left its mark for this check.
             prompt.turn_id = turn_id
             self.current_turn = turn_id
+            self.steering.open()
             log.info("prompt.start", session_id=self.id, turn_id=turn_id)
             try:
                 if prompt.cancelled.is_set():
@@ -420,6 +447,7 @@ class _Session:
                 raise
             finally:
                 self.current_turn = None
+                self._queued_steers.clear()  # not written: the turn they were for is over
                 self.hold.drop()  # answered otherwise (cancelled, lost): its held result is no one's
             log.info("prompt.end", session_id=self.id, turn_id=turn_id, stop_reason=response.stop_reason)
             return response
@@ -455,6 +483,10 @@ class _Session:
             await self.show(self.suggestions.prompt_sent())  # the prediction shown is spent
             try:
                 await rt.send(turn_id, content)
+                self._sent_turn = turn_id
+                while self._queued_steers and self.current_turn == turn_id:  # steered before the write
+                    steer_id, steered = self._queued_steers.pop(0)
+                    await rt.send(steer_id, steered, priority=self._steer_priority())
             except Exception as exc:
                 await self.feed(from_sdk_exception(exc), runtime=rt.generation)
             else:
@@ -463,6 +495,41 @@ class _Session:
             log.error("prompt.internal_error", session_id=self.id, error_type=type(exc).__name__)
             with contextlib.suppress(Exception):
                 await self.feed(InternalError())
+
+    # -------------------------------------------------------------- steering (steering.py)
+
+    def _steer_priority(self) -> str:
+        """``now`` pre-empts the generation in progress; ``later`` while a question to the client
+        is open, so its callback is not interrupted (the reference's choice)."""
+        return "later" if self.permissions.open_requests > 0 else "now"
+
+    async def steer(self, content: PromptContent) -> str | None:
+        """Inject ``content`` into the running turn; its id, or None when no turn runs that a
+        steer can join (none open, cancelled, its ending result already in). A turn whose user
+        message is not written yet (Claude Code still starting) gets the steer right after it.
+        Raises :class:`~lifecycle.agent.steering.SteerNotSent` when Claude Code could not take it
+        (it stopped: the turn ends with that loss)."""
+        turn = self.current_turn
+        if self.closed or turn is None or self._quiet() or self._idle() or not self.steering.running():
+            return None
+        steer_id = str(uuid.uuid4())
+        self.steering.inject(steer_id)  # before the write: its cycle's result may come at once
+        if self._sent_turn != turn:
+            self._queued_steers.append((steer_id, content))
+            log.info("steer.queued", session_id=self.id, turn_id=turn, steer_id=steer_id)
+            return steer_id
+        rt = self.runtime
+        priority = self._steer_priority()
+        try:
+            if rt is None or not rt.alive:
+                raise ConnectionError("Claude Code is gone")
+            await rt.send(steer_id, content, priority=priority)
+        except Exception as exc:
+            self.steering.withdraw(steer_id)
+            log.warning("steer.not_sent", session_id=self.id, turn_id=turn, error_type=type(exc).__name__)
+            raise SteerNotSent from None
+        log.info("steer.injected", session_id=self.id, turn_id=turn, steer_id=steer_id, priority=priority)
+        return steer_id
 
     async def cancel(self) -> None:
         if not self.prompts:

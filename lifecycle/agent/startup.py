@@ -56,6 +56,7 @@ from ..negotiation import ClientState, agent_capabilities_meta
 from ..redaction import redact
 from .config import (
     AGENT_CAPABILITIES,
+    INITIALIZE_META,
     AgentConfig,
     auth_methods,
     build_parser,
@@ -63,6 +64,7 @@ from .config import (
     cli_from_env,
     config_from_args,
 )
+from .environment import BadEnvironment, LogTee, open_log_dir
 from .imports import import_server
 from .launch import EarlyCli, launch_early, warm
 from .transport import StdioTransport, StreamSink, StreamSource, open_stdio
@@ -80,7 +82,7 @@ RESERVED_KWARGS: Final = frozenset(
     {
         "self", "protocol_version", "client_capabilities", "client_info", "method_id", "cwd",
         "additional_directories", "mcp_servers", "session_id", "prompt", "mode_id", "config_id", "value",
-        "cursor",
+        "cursor", "system_prompt", "method", "params",
     }
 )  # fmt: skip
 
@@ -144,7 +146,9 @@ def _ordinary(params: object) -> bool:
     return True
 
 
-def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | None:
+def initialize_result(
+    params: object, *, hide_claude_auth: bool = False
+) -> tuple[dict[str, Any], ClientState] | None:
     """The ``result`` of an ``initialize`` request with ``params`` (raw JSON) and what it
     negotiated, or None when ``params`` is not of the usual shape (the SDK must judge it).
 
@@ -158,12 +162,13 @@ def initialize_result(params: object) -> tuple[dict[str, Any], ClientState] | No
     agent_caps: dict[str, Any] = copy.deepcopy(AGENT_CAPABILITIES)
     meta = agent_capabilities_meta(state.negotiated)
     if meta:
-        agent_caps["_meta"] = meta
+        agent_caps["_meta"] = {**agent_caps.get("_meta", {}), **meta}
     result = {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_caps,
-        "authMethods": auth_methods(state),
+        "authMethods": auth_methods(state, hide_claude_auth=hide_claude_auth),
         "agentInfo": dict(_AGENT_INFO),
+        "_meta": copy.deepcopy(dict(INITIALIZE_META)),
     }
     return result, state
 
@@ -178,7 +183,7 @@ def log_initialize(negotiated: bool, client_info: object, protocol_version: obje
     )
 
 
-async def _answer_initialize(transport: StdioTransport) -> ClientState | None:
+async def _answer_initialize(transport: StdioTransport, hide_claude_auth: bool = False) -> ClientState | None:
     """Read the first message; answer it when it is an ordinary ``initialize`` request, else give
     it back to the transport for the SDK. None at the end of input."""
     message = await transport.receive()
@@ -187,7 +192,7 @@ async def _answer_initialize(transport: StdioTransport) -> ClientState | None:
     if message.get("method") == "initialize" and "id" in message:
         params = message.get("params")
         with contextlib.suppress(Exception):  # anything unexpected: the SDK answers it
-            answer = initialize_result(params)
+            answer = initialize_result(params, hide_claude_auth=hide_claude_auth)
             if answer is not None:
                 result, state = answer
                 assert isinstance(params, dict)
@@ -243,7 +248,7 @@ async def serve(
     importing = asyncio.ensure_future(asyncio.to_thread(_import_agent, window, pause_gc))
     early: EarlyCli | None = None
     try:
-        state = await _answer_initialize(transport)
+        state = await _answer_initialize(transport, config.hide_claude_auth)
         if state is not None and config.start_early and not importing.done():
             early = await _launch_for_next(transport, importing, config, window)
         window.set()
@@ -424,21 +429,44 @@ def _run_claude_code(args: list[str]) -> int:
     return 0  # pragma: no cover (execv does not return)
 
 
+def _log_stream() -> Any:
+    """Where the log lines go: stderr, and ``$CLAUDE_AGENT_LOGS/agent.log`` too when the variable
+    names a folder (the reference's; a folder that cannot be written is said once, on stderr)."""
+    import os
+
+    folder = os.environ.get("CLAUDE_AGENT_LOGS")
+    if not folder:
+        return sys.stderr
+    try:
+        return LogTee(sys.stderr, open_log_dir(folder))
+    except OSError:
+        sys.stderr.write("lifecycle acp: CLAUDE_AGENT_LOGS cannot be written; logging to stderr\n")
+        return sys.stderr
+
+
 def cli_main(argv: list[str]) -> int:
     """``lifecycle acp [options]``: serve ACP on stdin/stdout until the client goes away;
     ``lifecycle acp --cli ARGS``: run Claude Code itself with ``ARGS`` (a terminal login)."""
     if "--cli" in argv:
         return _run_claude_code([a for a in argv if a != "--cli"])
+    if "--version" in argv or "-v" in argv:  # whatever else is given, as the reference's index.js
+        sys.stdout.write(f"{__version__}\n")
+        return 0
     args = build_parser().parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except BadEnvironment as bad:  # the variable's name, never its value
+        sys.stderr.write(f"lifecycle acp: {bad}\n")
+        return 2
     level = getattr(logging, str(args.log_level).upper())
-    configure_logging(sys.stderr, level=level)
+    configure_logging(_log_stream(), level=level)
     structlog.configure(processors=[_redact_log_fields, *structlog.get_config()["processors"]])
     root = logging.getLogger()
     root.handlers[:] = [_StdlibToStructlog()]
     root.setLevel(max(level, logging.WARNING))
     warnings.showwarning = _log_warning
     try:
-        asyncio.run(_logged_loop(serve(config_from_args(args), pause_gc=True)))
+        asyncio.run(_logged_loop(serve(config, pause_gc=True)))
     except (KeyboardInterrupt, asyncio.CancelledError):
         return 0
     except RuntimeError as exc:

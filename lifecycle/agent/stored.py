@@ -7,6 +7,10 @@ Rules
 * The messages are the SDK's (``get_session_messages``, its ``parentUuid`` chain); a transcript
   the SDK cannot decode is read line by line (:func:`lifecycle.history.read_transcript`), and the
   SDK's chain is built over what could be read, with what could not be read reported.
+* The mode a stored session last ran in (:func:`stored_mode`) is the ``permissionMode`` Claude Code
+  writes on each prompt's entry, the last one in the transcript's last 16 MiB (as the reference's
+  ``readResumedTail`` reads the tail): ``plan`` only if no ``plan_mode_exit`` came after it; a mode
+  that is no permission mode is none.
 * ``updatedAt`` is written as JavaScript's ``Date.toISOString`` writes it (the reference's):
   milliseconds and ``Z``; a title is at most 200 characters.
 """
@@ -14,6 +18,7 @@ Rules
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,10 +26,11 @@ import structlog
 from acp.schema import SessionInfo
 
 from ..history import TranscriptRead, read_transcript
+from .modes import MODE_IDS
 from .sdk import stored_session_path
 from .session import sdk_function
 
-__all__ = ["session_info", "stored_messages"]
+__all__ = ["session_info", "stored_messages", "stored_mode"]
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -57,6 +63,53 @@ def _read_transcript_file(session_id: str, cwd: str) -> TranscriptRead | None:
         return None if path is None else read_transcript(path.read_bytes())
     except OSError:
         return None
+
+
+async def stored_mode(session_id: str, cwd: str) -> str | None:
+    """The permission mode the stored session last ran in (see the module), or None."""
+    return await asyncio.to_thread(_last_mode, session_id, cwd)
+
+
+#: How much of a transcript's end :func:`stored_mode` reads (each prompt's entry names the mode).
+_MODE_TAIL_BYTES = 16 * 1024 * 1024
+
+
+def _last_mode(session_id: str, cwd: str) -> str | None:
+    path = stored_session_path(session_id, cwd)
+    try:
+        if path is None:
+            return None
+        with path.open("rb") as f:
+            f.seek(max(0, f.seek(0, 2) - _MODE_TAIL_BYTES))
+            data = f.read()  # a line cut at the start is no JSON: skipped
+    except OSError:
+        return None
+    plan_exited = False
+    for line in reversed(data.split(b"\n")):
+        if b'"plan_mode_exit"' in line:
+            entry = _entry(line)
+            attachment = entry.get("attachment") if entry else None
+            plan_exited = plan_exited or (isinstance(attachment, dict) and attachment.get("type") == "plan_mode_exit")
+            continue
+        if b'"permissionMode"' not in line:
+            continue
+        entry = _entry(line)
+        mode = entry.get("permissionMode") if entry and entry.get("type") == "user" else None
+        if isinstance(mode, str) and mode.strip():
+            mode = mode.strip()
+            if mode == "plan" and plan_exited:
+                return None
+            return mode if mode in MODE_IDS else None
+    return None
+
+
+def _entry(line: bytes) -> dict[str, Any] | None:
+    """One transcript line's object (None: not JSON, or a subagent's)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) and not entry.get("isSidechain") else None
 
 
 def session_info(info: Any, directory: str | None) -> SessionInfo:

@@ -34,7 +34,9 @@ Rules
 * A tool call still open when the turn's result arrives, or when Claude Code is gone, is
   ``failed`` (:meth:`StreamRenderer.close_open_tools`): no tool call is left running. Except, at a
   result, a background subagent's (its Agent call already ended: Claude Code 2.1.332 runs an
-  Agent in the background by default), which ends with its own result after the turn.
+  Agent in the background by default), which ends with its own result after the turn. So is one
+  made by a message Claude Code replaced (:meth:`StreamRenderer.replaced`: CLI 2.1.337's
+  ``supersedes``), as soon as the replacing message arrives.
 * The turn's ``result`` gives one ``usage_update`` (tokens in context of the last top-level
   answer, the context window, the session's cost in USD) and the ``usage`` of the
   ``PromptResponse`` (:attr:`StreamRenderer.turn_usage`). Every ``usage_update`` names, as the
@@ -61,7 +63,7 @@ tool use is rendered generically.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..intents import text_update
@@ -148,12 +150,13 @@ def _count(value: object) -> int:
 
 
 class _Tool:
-    __slots__ = ("announced", "input", "name", "parent", "refused", "running")
+    __slots__ = ("announced", "input", "name", "origin", "parent", "refused", "running")
 
     def __init__(self, name: str, tool_input: Mapping[str, Any], parent: str | None) -> None:
         self.name = name
         self.input = tool_input
         self.parent = parent  # the Agent/Task tool use of the subagent that made it
+        self.origin: str | None = None  # the uuid of the assistant message that made it
         self.announced = False
         self.running = False
         self.refused = False  # its permission was denied: it never ran
@@ -307,7 +310,17 @@ class StreamRenderer:
             update = self.ensure_tool_call(tool_id, name, tool_input, parent=_parent(message))
             if update is not None:
                 updates.append(update)
+            origin = getattr(message, "uuid", None)
+            if tool_id in self._tools and isinstance(origin, str):
+                self._tools[tool_id].origin = origin
         return updates, shown
+
+    def replaced(self, uuids: Iterable[str]) -> list[dict[str, Any]]:
+        """Claude Code replaced the messages ``uuids`` (CLI 2.1.337's ``supersedes``): it dropped
+        them from the conversation, so a tool call one of them made and that is still open will
+        never get a result: it ends ``failed`` now, then is forgotten."""
+        gone = set(uuids)
+        return self._fail([tool_id for tool_id, tool in self._tools.items() if tool.origin in gone])
 
     def user(self, message: object) -> list[dict[str, Any]]:
         """A ``UserMessage``: every ``tool_result`` block ends its tool call."""
@@ -476,8 +489,13 @@ class StreamRenderer:
             for tool_id, tool in self._tools.items()
             if background or tool.parent is None or tool.parent in self._tools
         ]
+        return self._fail(closing)
+
+    def _fail(self, tool_ids: list[str]) -> list[dict[str, Any]]:
+        """Tool calls that will never end by themselves: each announced one ``failed``, then all
+        forgotten (a ``TodoWrite`` is a plan, never a tool call)."""
         updates = []
-        for tool_id in closing:
+        for tool_id in tool_ids:
             tool = self._tools.pop(tool_id)
             if tool.announced and tool.name != "TodoWrite":
                 failed = tool_calls.tool_call_progress(tool_id, "failed")

@@ -73,7 +73,10 @@ class PromptSuggestions:
         return cls(enabled=parts.client.suggestions)
 
     def run(self, p: Pass) -> list[Step]:
-        """The lane (:mod:`lifecycle.agent.lanes`): a prediction's update, one step, last."""
+        """The lane (:mod:`lifecycle.agent.lanes`): a prediction's update, one step, last. A result
+        held for a steer (:attr:`Pass.held`) ends no turn, so it opens no window."""
+        if p.held:
+            return []
         predicted = self.see(p.message)
         return [Step(predicted)] if predicted else []
 

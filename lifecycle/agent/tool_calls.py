@@ -394,6 +394,9 @@ def _facts(name: str, inp: Mapping[str, Any], cwd: str | None, budget: _Budget) 
         title = asked[0] if len(questions) == 1 and asked and asked[0] else "Asking for your input"
     elif name == "Skill":  # interaction.js SkillReporter
         title = f"Load skill: {_js(inp['skill'])}" if _truthy(inp.get("skill")) else "Load skill"
+    elif name in ("SetGoal", "ProposeGoal"):  # not the reference's (docs/parity): CLI 2.1.337's SetGoal
+        show(inp.get("condition"))  # the whole condition, as Claude Code's approval dialog shows it
+        title = "Set goal"
     else:  # interaction.js GenericReporter: "Other" alone shows its input
         if name == "Other":
             show("```json\n" + _dump(dict(inp), indent=2) + "```")

@@ -3,7 +3,7 @@ judges, in the order they are sent.
 
 Rules
 -----
-* The translation lane (:class:`Translation`, the fourth of :data:`lifecycle.agent.lanes.LANES`):
+* The translation lane (:class:`Translation`, the sixth of :data:`lifecycle.agent.lanes.LANES`):
   every message record (:class:`lifecycle.agent.messages.ClaudeMessage`) is dispatched here, once,
   by its kind. The renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
   only it knows (the text already streamed: ``shown``; the refusal explanation the stream
@@ -21,6 +21,18 @@ Rules
   the turn (they are the session's, not the turn's).
 * A ``system``/``compact_boundary`` shows at once the context Claude Code kept
   (:meth:`lifecycle.agent.stream.StreamRenderer.compacted`: a ``usage_update``, the reference's).
+* A prompt's failed result that an interrupt ended, after Claude Code's ``Interrupt`` hook
+  reported it, is the turn's stop: its event is ``Cancelled``, not the failed ``Result``
+  (:mod:`lifecycle.agent.interrupts`); any result takes the report.
+* An assistant message that names messages Claude Code replaced (CLI 2.1.337's ``supersedes``:
+  after a refusal fallback, or after a response whose tool call could not be parsed) ends first
+  the tool calls those messages left open (``failed``: they will never run). Their text was shown
+  as Claude Code printed it; ACP has no way to take a shown chunk back, and Claude Code leaves them
+  out of the stored transcript, so a replay (``session/load``) shows the conversation it kept.
+* A result the steering lane holds (:attr:`Pass.held`: a cycle a steer interrupted) shows
+  nothing and is not judged, its tokens counted in the turn's usage; one it releases
+  (:attr:`Pass.released`) is judged before the message that released it
+  (:mod:`lifecycle.agent.steering`).
 * A message the edge cannot read (:class:`lifecycle.claude.MalformedMessage`) is logged and
   judged as nothing; its updates are still shown.
 * A ``RateLimitEvent`` (a usage-limit window changed state) is the session's, whatever the
@@ -49,8 +61,19 @@ import structlog
 
 from ..claude import from_sdk_exception, sdk_assistant, sdk_rate_limit, sdk_result, sdk_system, unified_windows
 from ..errors import LifecycleError
-from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, RateLimitWindow, Result
+from ..events import (
+    ApiRetry,
+    Assistant,
+    Cancelled,
+    Event,
+    ModelFallback,
+    QueryEnded,
+    QueryError,
+    RateLimitWindow,
+    Result,
+)
 from ..intents import text_update
+from .interrupts import Interruptions
 from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer, TurnUsage
 
@@ -81,23 +104,51 @@ class Translation:
     """The translation lane (see the module): a prompt's message is translated, an own one's
     turn events detached."""
 
-    __slots__ = ("mcp", "renderer")
+    __slots__ = ("interrupts", "mcp", "renderer")
 
-    def __init__(self, renderer: StreamRenderer, mcp: McpServers) -> None:
+    def __init__(self, renderer: StreamRenderer, mcp: McpServers, interrupts: Interruptions | None = None) -> None:
         self.renderer = renderer
         self.mcp = mcp
+        self.interrupts = interrupts if interrupts is not None else Interruptions("")
 
     @classmethod
     def build(cls, parts: LaneParts) -> Translation:
-        return cls(parts.renderer, parts.mcp)
+        return cls(parts.renderer, parts.mcp, parts.interrupts)
 
     def run(self, p: Pass) -> list[Step]:
         if p.own:
+            if p.message.kind is Kind.RESULT:
+                self.interrupts.take()  # an own turn's interrupt is no prompt's
             return own_steps(p.message, self.renderer, self.mcp, prompt_open=p.prompt_open)
+        if p.held:  # a cycle a steer interrupted: its tokens are the turn's, the turn goes on
+            self.interrupts.take()  # the steer's interrupt is no stop of the turn
+            self.renderer.result(p.message.sdk)
+            return []
         steps = translate(p.message, self.renderer, self.mcp, quiet=p.quiet)[0]
+        if p.released is not None:  # the held result ends the turn after all (steering.py)
+            event = None if p.quiet else _event(sdk_result, p.released)
+            closing = [] if p.quiet else self.renderer.close_open_tools(background=False)
+            if closing or event is not None:
+                steps.insert(0, Step(closing, event))
+        if p.message.kind is Kind.RESULT:
+            steps = _interrupted(steps, self.interrupts)
         if p.hold:  # the prompt's result is held (hold.py): its updates show, its event waits there
-            steps = [Step(s.updates) for s in steps if s.updates]
+            # (an interrupt that stopped the turn still answers it ``cancelled``)
+            kept = [Step(s.updates, s.event if isinstance(s.event, Cancelled) else None) for s in steps]
+            steps = [s for s in kept if s.updates or s.event is not None]
         return steps
+
+
+def _interrupted(steps: list[Step], interrupts: Interruptions) -> list[Step]:
+    """A prompt's result: a failed one that an interrupt ended (the ``Interrupt`` hook reported it)
+    settles the turn ``cancelled``, not as a failure (:mod:`lifecycle.agent.interrupts`)."""
+    last = steps[-1] if steps else None
+    report = interrupts.settles(last.event if last is not None else None)
+    if report is None or last is None:
+        return steps
+    log.info("turn.interrupted_settled", session_id=interrupts.session_id, source=report.source,
+             reason=report.reason)  # fmt: skip
+    return [*steps[:-1], Step(last.updates, Cancelled())]
 
 
 def _event(build: Any, message: ClaudeMessage, **facts: Any) -> Event | None:
@@ -130,6 +181,9 @@ def translate(
     event: Event | None = None
     updates = []
     if kind is Kind.ASSISTANT:
+        if message.replaces:  # CLI 2.1.337: Claude Code dropped these messages (see the module)
+            log.info("runtime.messages_replaced", count=len(message.replaces))
+            steps.extend([Step(ended)] if (ended := renderer.replaced(message.replaces)) and not quiet else [])
         updates, shown = renderer.assistant(sdk)
         refusal = renderer.refusal() if getattr(sdk, "stop_reason", None) == "refusal" else None
         event = _event(sdk_assistant, message, shown=shown, refusal=refusal)

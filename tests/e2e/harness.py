@@ -195,6 +195,21 @@ class Lanes:
         return self.main(request)
 
 
+def first_model_refuses(refused: Callable[[], Any], answer: Any) -> Callable[[RequestRecord], Any]:
+    """The fake API's answer for a refusal fallback: the first model asked refuses every request
+    (``refused()``), any other (Claude Code's fallback model) gets ``answer``."""
+    models: list[str | None] = []
+    lock = threading.Lock()
+
+    def reply(request: RequestRecord) -> Any:
+        with lock:
+            if not models:
+                models.append(request.model)
+        return refused() if request.model == models[0] else answer
+
+    return reply
+
+
 def tool_turn(*blocks: dict[str, Any], text: str | None = None, chunks: list[str] | None = None) -> MessageReply:
     """A model answer: optional thinking/text blocks, then tool uses."""
     out: list[dict[str, Any]] = []

@@ -13,6 +13,8 @@ points of docs/parity/README.md, "Where a replayed session differs from the refe
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,18 @@ from acp.connection import StreamDirection
 
 from .claude_cli import AgentWorkspace
 from .fakeapi import MessageReply, text_reply
-from .harness import ROOT, Script, _fill_cwd, agent, run_async, select, tool_turn, tool_use
+from .harness import (
+    NOTIFICATION,
+    ROOT,
+    Lanes,
+    Script,
+    _fill_cwd,
+    agent,
+    run_async,
+    select,
+    tool_turn,
+    tool_use,
+)
 from .oracle import reference_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -155,3 +168,46 @@ def test_the_differences_are_the_parity_table() -> None:
     section = page.split("## Where a replayed session differs from the reference", 1)[1].split("\n## ", 1)[0]
     points = tuple(re.findall(r"^\| (.+?) \|", section, re.M)[2:])
     assert points == REPLAY_DIFFERENCES
+
+
+def test_a_replay_shows_no_task_notification_as_the_reference_does(tmp_path: Path) -> None:
+    """Issue 50.3: when a background job ends, Claude Code stores its ``<task-notification>`` (raw
+    XML with the job's output file) as a user message, and a project's slash command with its
+    markers; a replay shows the user's prompts only, the command as typed, as the reference's
+    does (``TRANSCRIPT_MARKERS``, ``stripLocalCommandMetadata``, dist/acp-agent.js)."""
+
+    async def go() -> None:
+        main = Script(
+            tool_turn(tool_use("Bash", "toolu_bg", command="echo bg-50", description="Echo", run_in_background=True)),
+            text_reply("It runs in the background."),
+        )
+        api = Lanes(main, notified=text_reply("The job printed bg-50."))
+
+        def project(cwd: Path) -> None:  # a command of the project's: stored with Claude Code's markers
+            (cwd / ".claude" / "commands").mkdir(parents=True)
+            (cwd / ".claude" / "commands" / "review.md").write_text("Review $ARGUMENTS briefly.\n")
+
+        async with agent(tmp_path, api, select("allow-once"), project=project) as run:  # type: ignore[arg-type]
+            assert (await run.prompt("run it in the background")).stop_reason == "end_turn"
+            deadline = asyncio.get_running_loop().time() + 60
+            while "The job printed bg-50." not in "".join(run.texts()):
+                assert asyncio.get_running_loop().time() < deadline, run.texts()
+                await asyncio.sleep(0.05)
+            main.add(text_reply("Reviewed."))
+            assert (await run.prompt("/review src/a.py")).stop_reason == "end_turn"
+            sid, workspace = run.sid, run.workspace
+            # The stored transcript holds the notification as a user message (the test's premise).
+            stored = [e for e in workspace.transcript(sid) if e.get("type") == "user"]
+            assert any(NOTIFICATION in json.dumps(e["message"]["content"]) for e in stored)
+            assert any("<command-name>/review</command-name>" in json.dumps(e["message"]["content"]) for e in stored)
+            start = len(run.frames)
+            await run.conn.load_session(cwd=str(workspace.cwd), session_id=sid, mcp_servers=[])
+            ours = _replayed(run.frames[start:], _load_id(run.frames[start:]))
+        users = [u["content"]["text"] for u in ours if u["sessionUpdate"] == "user_message_chunk"]
+        assert users == ["run it in the background", "/review src/a.py"]
+        assert NOTIFICATION not in json.dumps(ours)
+        reference = await _reference_load(workspace, sid)
+        assert [u["content"]["text"] for u in reference if u["sessionUpdate"] == "user_message_chunk"] == users
+        assert NOTIFICATION not in json.dumps(reference)
+
+    run_async(go())

@@ -117,7 +117,11 @@ def test_plan_mode_chosen_while_claude_code_starts_is_in_force(tmp_path: Path, h
             assert [o["optionId"] for o in question["options"]] == ["exit-plan-auto", "exit-plan-default", "reject"]
             (result,) = tool_result_blocks(run, 1, "toolu_plan")
             assert not result.get("is_error"), result
-            assert [u["currentModeId"] for u in run.of("current_mode_update")] == ["default"]
+            # The mode selector follows a set_config_option (the reference's setSessionConfigOption
+            # sends current_mode_update; its setSessionMode a config_option_update), then the switch
+            # the accepted plan made.
+            chosen = ["plan"] if how == "set_config_option" else []
+            assert [u["currentModeId"] for u in run.of("current_mode_update")] == [*chosen, "default"]
 
     run_async(go())
 

@@ -33,7 +33,6 @@ CLI that does not start, a wrong port) cannot agree their way to a pass.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,8 +41,8 @@ import acp
 import pytest
 
 from .agent_under_test import overloaded, rate_limited, unauthorized
-from .fakeapi import CloseReply, RequestRecord, StallReply, refusal_reply
-from .harness import AIR, MAX_RETRIES, ROOT, Outcome, is_prompt_suggestion
+from .fakeapi import CloseReply, StallReply, refusal_reply
+from .harness import AIR, MAX_RETRIES, ROOT, Outcome, first_model_refuses, is_prompt_suggestion
 from .oracle import IMPLS, OracleAgent, Seen, pair, seen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
@@ -172,16 +171,7 @@ def refusal_then_fallback() -> Exchange:
     """The first model refuses every request; the CLI's fallback model answers."""
 
     def run(agent: OracleAgent, sid: str) -> Outcome:
-        models: list[str | None] = []
-        lock = threading.Lock()
-
-        def answer(request: RequestRecord) -> Any:
-            with lock:
-                if not models:
-                    models.append(request.model)
-            return refusal_reply() if request.model == models[0] else "success"
-
-        agent.script.load(then=answer)
+        agent.script.load(then=first_model_refuses(refusal_reply, "success"))
         return agent.exchange(sid, agent.conn.prompt(session_id=sid, prompt=[acp.text_block("hi")]), 90)
 
     return run

@@ -138,7 +138,8 @@ def test_plan_mode_reaches_claude_and_an_accepted_plan_switches_the_mode(tmp_pat
                 "exit-plan-default",
                 "reject",
             ]  # no bypass: Claude Code refuses it for root here
-            assert [u["currentModeId"] for u in run.of("current_mode_update")] == ["default"]
+            # set_config_option's (the reference's), then the accepted plan's switch
+            assert [u["currentModeId"] for u in run.of("current_mode_update")] == ["plan", "default"]
             last = options_by_id(run.of("config_option_update")[-1]["configOptions"])
             assert last["mode"]["currentValue"] == "default"
 
@@ -301,7 +302,8 @@ def test_initialize_advertises_what_works(tmp_path: Path) -> None:
             session_caps = {"list", "resume", "close", "fork", "delete", "additionalDirectories"}
             assert set(caps["sessionCapabilities"]) == session_caps
             assert caps["auth"] == {"logout": {}}
-            assert caps["_meta"] == AIR
+            # the reference's prompt queueing (issue 50.B), and sessionFailure for an AIR client
+            assert caps["_meta"] == {"claudeCode": {"promptQueueing": True}, **AIR}
 
     run_async(go())
 

@@ -6,16 +6,17 @@ so interpreter start is not counted), the children interleaved (core, pydantic, 
 after one uncounted warm-up child each, which also leaves the bytecode cache written (the warm-up
 children run without ``PYTHONDONTWRITEBYTECODE``). Figures:
 
-* ``imports.core_s``: ``import lifecycle``. Target ≤ 0.10 s (issue 12). It loads the wire record
-  (``lifecycle.wire``, with pydantic) and the errors; every other re-export is loaded on its first
-  read (issue 49), python-statemachine is not imported, and the record's pydantic schema is not
-  built: all of that waits for the first use (``imports.first_use_s``).
+* ``imports.core_s``: ``import lifecycle``. Target ≤ 0.10 s (issue 12). It loads the errors; every
+  other re-export is loaded on its first read (issue 49), the wire record (``lifecycle.wire``, with
+  pydantic) included: python-statemachine and pydantic are not imported, and the record's pydantic
+  schema is not built: all of that waits for the first use (``imports.first_use_s``).
 * ``imports.pydantic_s``: ``from pydantic import BaseModel`` alone, the one heavy dependency the
-  core imports eagerly (the wire record is a pydantic model); ``imports.core_ratio_to_pydantic`` is
-  the core over it, so what is the core's own shows beside it.
+  core needs for its first record (the wire record is a pydantic model);
+  ``imports.core_ratio_to_pydantic`` is the core's import over it.
 * ``imports.first_use_s``: ``import lifecycle``, then one healthy prompt turn and one ``api_retry``
   warning published through a :class:`~lifecycle.ledger.SessionLedger`: what the deferred imports
-  (the machines, python-statemachine, the record's schema) add before the first record.
+  (the machines, python-statemachine, the record with pydantic, its schema) add before the first
+  record.
 
 * ``imports.agent_sdks_s`` / ``imports.agent_sdks_fast_s``: after ``import lifecycle.agent.startup``
   (what the agent's entry has loaded when its import thread starts), ``lifecycle.agent.server`` (the
@@ -159,15 +160,15 @@ def bench_imports(cfg: BenchConfig, say: Say) -> SectionResult:
     figures = [
         measured(
             "imports.core_s",
-            "import lifecycle (the core) in a fresh interpreter; python-statemachine and the record's "
-            "pydantic schema wait for their first use",
+            "import lifecycle (the core) in a fresh interpreter; python-statemachine, the record with "
+            "pydantic and its schema wait for their first use",
             "s",
             runs["core"],
             target=("<=", 0.10),
         ),
         measured(
             "imports.pydantic_s",
-            "from pydantic import BaseModel alone in a fresh interpreter (the core's eager dependency)",
+            "from pydantic import BaseModel alone in a fresh interpreter (the record's dependency)",
             "s",
             runs["pydantic"],
         ),
@@ -180,7 +181,7 @@ def bench_imports(cfg: BenchConfig, say: Say) -> SectionResult:
         measured(
             "imports.first_use_s",
             "import lifecycle + one healthy turn + one api_retry warning published through a SessionLedger "
-            "(the machines, python-statemachine and the record's schema loaded on the way)",
+            "(the machines, python-statemachine, the record with pydantic and its schema loaded on the way)",
             "s",
             runs["first_use"],
         ),
