@@ -78,6 +78,13 @@ def test_initialize_advertises_queueing_and_steering(agents: Callable[..., Agent
     assert agent.init["result"]["agentCapabilities"]["_meta"]["claudeCode"] == {"promptQueueing": True}
     assert agent.init["result"]["_meta"] == {"steering": {"supported": True}}
 
+    async def other() -> None:  # any other extension request: method not found, as before
+        with pytest.raises(RequestError) as error:
+            await agent.conn._conn.send_request("_session/goal", {"sessionId": "x"})
+        assert (error.value.code, error.value.data) == (-32601, {"method": "_session/goal"})
+
+    agent.call(other(), 30)
+
 
 def test_a_prompt_sent_while_a_turn_runs_is_queued_and_gets_its_own_answer(
     agents: Callable[..., AgentUnderTest],
