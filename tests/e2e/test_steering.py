@@ -159,6 +159,10 @@ def test_a_steer_is_answered_inside_the_running_turn_and_bad_steers_lose_nothing
         # The steer: injected into the running turn (the reference's answer).
         answer = await agent.conn._conn.send_request(STEER, {"sessionId": sid, "prompt": text})
         assert answer == {"outcome": "injected"}
+        # Claude Code drops the interrupted request and asks again with the steer (CLI 2.1.337):
+        # only then is the first request answered, so its text can never arrive before the steer
+        # is taken, however slow the machine.
+        await until(lambda: len(agent.api.message_requests) > asked + 1)
         gate.set()
         response = await asyncio.wait_for(prompt, 60)
         assert response.stop_reason == "end_turn" and response.field_meta is None  # no record
