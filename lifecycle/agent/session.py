@@ -93,7 +93,8 @@ class _Session:
         )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
-        self.interrupts = Interruptions(session_id)  # why Claude Code stopped a turn (interrupts.py)
+        # why Claude Code stopped a turn (interrupts.py)
+        self.interrupts = Interruptions(session_id, lambda: self.current_turn, self._quiet)
         self.lanes = Lanes(LaneParts(self.renderer, self.mcp, client, self.interrupts))  # every message's path
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
