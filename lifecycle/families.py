@@ -34,6 +34,7 @@ from .wire import Action, Category, Severity
 
 __all__ = [
     "FAMILIES",
+    "HTTP_STATUS",
     "STOP_CONDITIONS",
     "UNKNOWN_FAMILY",
     "Family",
@@ -102,24 +103,22 @@ def _table(rows: dict[str, FamilyCondition]) -> Mapping[str, FamilyCondition]:
     return MappingProxyType(rows)
 
 
-GEMINI = Family(
-    "gemini",
-    ("gemini-cli", "gemini"),
-    "code",
-    _table(
-        {
-            "400": INVALID_REQUEST,
-            "401": ACCESS,
-            "403": DENIED,
-            "404": MODEL_NOT_FOUND,
-            "429": RATE_LIMIT,
-            "500": SERVER_ERROR,
-            "502": SERVER_ERROR,
-            "503": OVERLOADED,
-            "504": SERVER_ERROR,
-        }
-    ),
+#: an HTTP status the provider answered -> the condition (gemini-cli's JSON-RPC code is that
+#: status; codex-acp names it in ``http_status_code`` or its words)
+HTTP_STATUS: Mapping[str, FamilyCondition] = MappingProxyType(
+    {
+        "400": INVALID_REQUEST,
+        "401": ACCESS,
+        "403": DENIED,
+        "404": MODEL_NOT_FOUND,
+        "429": RATE_LIMIT,
+        "500": SERVER_ERROR,
+        "502": SERVER_ERROR,
+        "503": OVERLOADED,
+        "504": SERVER_ERROR,
+    }
 )
+GEMINI = Family("gemini", ("gemini-cli", "gemini"), "code", HTTP_STATUS)
 CODEX = Family(
     "codex",
     ("codex-acp", "codex"),
@@ -207,9 +206,35 @@ def _kind(family: Family, code: object, data: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_STATUS_WORDS_RE: Final = re.compile(r"\bunexpected status (\d{3})\b")
+
+
+def _codex_status(data: object) -> str | None:
+    """The HTTP status codex-acp 0.16.0 names: ``http_status_code`` of its kind (a 429 is
+    ``{"response_too_many_failed_attempts": {"http_status_code": 429}}``), else its own words
+    ``unexpected status 401 Unauthorized: ...`` (a 401 is kind ``other``)."""
+    if not isinstance(data, Mapping):
+        return None
+    info = data.get("codex_error_info", data.get("codexErrorInfo"))
+    fields = next(iter(info.values())) if isinstance(info, Mapping) and len(info) == 1 else None
+    if isinstance(fields, Mapping):
+        status = fields.get("http_status_code", fields.get("httpStatusCode"))
+        if isinstance(status, int) and not isinstance(status, bool):
+            return str(status)
+    words = data.get("message")
+    if _codex_kind(info) in (None, "other") and isinstance(words, str):
+        m = _STATUS_WORDS_RE.search(words)
+        return m.group(1) if m else None
+    return None
+
+
 def classify_agent_error(family: Family, code: object, data: object) -> FamilyCondition:
     """The condition of a prompt's JSON-RPC error (``code``, ``data``) from an agent of ``family``;
-    anything unknown is :data:`UNKNOWN_ERROR` (``service`` / ``retry``)."""
+    anything unknown is :data:`UNKNOWN_ERROR` (``service`` / ``retry``). For codex an HTTP status
+    it names (:func:`_codex_status`) wins over its kind: the provider's answer is the more precise."""
+    status = _codex_status(data) if family is CODEX else None
+    if status is not None and status in HTTP_STATUS:
+        return HTTP_STATUS[status]
     kind = _kind(family, code, data)
     if kind is not None and kind in family.kinds:
         return family.kinds[kind]
@@ -291,6 +316,10 @@ def render_families_markdown() -> str:
             lines.append(
                 f"| {family.name} | {agents} | `{family.kind_from}` | `{kind}` | `{cond.category.value}` | {actions} |"
             )
+    lines.append(
+        "| codex | | `http_status_code` of its kind, or `unexpected status N` in its words (kind `other`) "
+        "| an HTTP status (wins over the kind) | as gemini's row for that status | |"
+    )
     fallback = f"`{UNKNOWN_ERROR.category.value}` | `{UNKNOWN_ERROR.actions[0].value}` |"
     lines.append(f"| any, and an unknown agent | | | any other | {fallback}")
     for reason, cond in STOP_CONDITIONS.items():

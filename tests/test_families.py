@@ -88,7 +88,24 @@ def test_family_of(name: object, command: str, family: str) -> None:
     [
         ("gemini", 429, None, "rate_limit"),
         ("gemini", True, None, "unknown"),  # a bool is no HTTP status
-        ("codex", -32603, {"codex_error_info": {"httpConnectionFailed": {"httpStatusCode": 502}}}, "connection"),
+        # an HTTP status codex names wins over its kind (the provider answered: spec "Categories"
+        # keeps connection for a retry "without an HTTP response")
+        ("codex", -32603, {"codex_error_info": {"httpConnectionFailed": {"httpStatusCode": 502}}}, "server_error"),
+        ("codex", -32603, {"codex_error_info": {"http_connection_failed": {"http_status_code": None}}}, "connection"),
+        (
+            "codex",
+            -32603,
+            {"codex_error_info": {"response_too_many_failed_attempts": {"http_status_code": 429}}},
+            "rate_limit",
+        ),
+        ("codex", -32603, {"codex_error_info": "other", "message": "unexpected status 401 Unauthorized: x"}, "access"),
+        (
+            "codex",
+            -32603,
+            {"codex_error_info": "bad_request", "message": "unexpected status 401 Unauthorized"},
+            "invalid_request",
+        ),
+        ("codex", -32603, {"codex_error_info": "other", "message": "no status here"}, "unknown"),
         ("codex", -32603, {"codexErrorInfo": "usageLimitExceeded"}, "usage_limit"),
         ("codex", -32603, {"codex_error_info": "something_new"}, "unknown"),
         ("codex", -32603, "not an object", "unknown"),
@@ -146,4 +163,4 @@ def test_the_rendered_table_has_a_row_per_kind() -> None:
     text = render_families_markdown()
     assert "| gemini | `gemini-cli`, `gemini` | `code` | `429` | `limit` | `retry` |" in text
     assert "| any, and an unknown agent | | | any other | `service` | `retry` |" in text
-    assert len(text.splitlines()) == 2 + len(ROWS) + 1 + len(STOP_CONDITIONS) + 1
+    assert len(text.splitlines()) == 2 + len(ROWS) + 2 + len(STOP_CONDITIONS) + 1

@@ -165,19 +165,32 @@ def test_a_capable_client_is_told_the_proxy_makes_the_records() -> None:
             {"code": 503, "message": "The model is overloaded."},
             ("service", "The model is overloaded.", ["retry"]),
         ),
-        # codex-acp: -32603 "Internal error", the words in data.message, the kind in data.codex_error_info;
-        # a 401's words carry the API URL (issue 53), taken out
+        # codex-acp 0.16.0 (recorded by tests/e2e/test_proxy_codex.py): -32603 "Internal error", the
+        # words in data.message, the kind in data.codex_error_info; a 401 is kind "other" and its
+        # words carry the API URL (issue 53), taken out; a 429 names its status
         (
             "codex-acp",
             {
                 "code": -32603,
                 "message": "Internal error",
                 "data": {
-                    "message": "unexpected status 401 Unauthorized: Missing bearer authentication, url: http://127.0.0.1:4321/v1/responses",
-                    "codex_error_info": "unauthorized",
+                    "message": "unexpected status 401 Unauthorized: Incorrect API key provided., url: http://127.0.0.1:42797/v1/responses",
+                    "codex_error_info": "other",
                 },
             },
-            ("access", "unexpected status 401 Unauthorized: Missing bearer authentication", ["login"]),
+            ("access", "unexpected status 401 Unauthorized: Incorrect API key provided.", ["login"]),
+        ),
+        (
+            "codex-acp",
+            {
+                "code": -32603,
+                "message": "Internal error",
+                "data": {
+                    "message": "We're currently experiencing high demand, which may cause temporary errors.",
+                    "codex_error_info": "internal_server_error",
+                },
+            },
+            ("service", "We're currently experiencing high demand, which may cause temporary errors.", ["retry"]),
         ),
         (
             "codex-acp",
@@ -189,7 +202,7 @@ def test_a_capable_client_is_told_the_proxy_makes_the_records() -> None:
                     "codex_error_info": {"response_too_many_failed_attempts": {"http_status_code": 429}},
                 },
             },
-            ("service", "exceeded retry limit, last status: 429 Too Many Requests", ["retry"]),
+            ("limit", "exceeded retry limit, last status: 429 Too Many Requests", ["retry"]),
         ),
         (
             "codex-acp",

@@ -20,14 +20,26 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .cli_env import REPO_ROOT
+from .processes import alive
 from .reference import cache_dir, node_binary
 
-__all__ = ["CAPABLE", "GEMINI", "LineClient", "NpmAgent", "checkout_env", "ensure_npm_agent", "proxy_command"]
+__all__ = [
+    "CAPABLE",
+    "CODEX",
+    "GEMINI",
+    "LineClient",
+    "NpmAgent",
+    "checkout_env",
+    "ensure_npm_agent",
+    "gone_within",
+    "proxy_command",
+]
 
 CAPABLE: dict[str, Any] = {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}}
 
@@ -40,8 +52,10 @@ class NpmAgent:
     folder: str
 
 
-#: gemini-cli 0.61.0 (issue 53; ``.ci/run`` installs the same)
+#: gemini-cli 0.61.0 (issue 53; ``.ci/run`` installs the same versions)
 GEMINI = NpmAgent("@google/gemini-cli", "0.61.0", "gemini", "gemini-cli-0.61.0")
+#: codex-acp 0.16.0 (its native binary comes in a platform package of the same version)
+CODEX = NpmAgent("@zed-industries/codex-acp", "0.16.0", "codex-acp", "codex-acp-0.16.0")
 
 
 def ensure_npm_agent(agent: NpmAgent, timeout: float = 600) -> Path:
@@ -67,6 +81,15 @@ def ensure_npm_agent(agent: NpmAgent, timeout: float = 600) -> Path:
         assert proc.returncode == 0, f"npm install {agent.package} failed:\n{proc.stderr[-2000:]}"
         assert binary.exists(), f"npm installed no {agent.binary} in {root}"
         return binary
+
+
+def gone_within(recorded: dict[int, int], timeout: float) -> list[int]:
+    """Wait until none of ``recorded`` (pid -> start time, :func:`.processes.descendants`) runs;
+    the ones still running after ``timeout`` seconds (polled, never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while (left := alive(recorded)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
 
 
 def proxy_command(*agent: str) -> list[str]:

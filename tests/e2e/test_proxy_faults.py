@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from .processes import stat
-from .proxy_agents import LineClient, checkout_env, proxy_command
+from .processes import descendants
+from .proxy_agents import LineClient, checkout_env, gone_within, proxy_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -36,40 +36,15 @@ def _client(tmp_path: Path, *agent: str) -> LineClient:
     return LineClient(proxy_command(*agent), env=checkout_env(dict(os.environ)), cwd=tmp_path, stderr=tmp_path / "err")
 
 
-def _descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            kids = [int(k) for k in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
-        except OSError:
-            kids = []
-        out += kids
-        todo += kids
-    return out
-
-
-def _alive(pid: int) -> bool:
-    s = stat(pid)
-    return s is not None and s[0] != "Z"
-
-
-def _wait_for(predicate: object, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if callable(predicate) and predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_the_client_going_away_stops_an_agent_that_ignores_eof_and_its_descendants(tmp_path: Path) -> None:
     client = _client(tmp_path, "sh", "-c", "sleep 300 & sleep 301")
     try:
-        assert _wait_for(lambda: len(_descendants(client.proc.pid)) >= 3, 30), "the agent did not start"
-        tree = _descendants(client.proc.pid)  # sh, and its two sleeps
+        tree = descendants(client.proc.pid)
+        while len(tree) < 3:  # sh, and its two sleeps (polled; the test's timeout bounds it)
+            time.sleep(0.05)
+            tree = descendants(client.proc.pid)
         assert client.close(GONE_WITHIN_S) == 128 + 15  # the agent ended by SIGTERM
-        assert _wait_for(lambda: not any(_alive(p) for p in tree), GONE_WITHIN_S), [p for p in tree if _alive(p)]
+        assert gone_within(tree, GONE_WITHIN_S) == []
     finally:
         client.kill()
 
