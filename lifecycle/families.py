@@ -143,7 +143,7 @@ CODEX = Family(
 )
 OPENCODE = Family(
     "opencode",
-    ("opencode", "opencode-ai"),
+    ("OpenCode", "opencode", "opencode-ai"),
     "errorName",
     _table(
         {
@@ -253,6 +253,8 @@ def classify_stop_reason(stop_reason: object) -> FamilyCondition | None:
 _GENERIC: Final = frozenset(("internal error", "server error", "error", "unknown error"))
 _URL_RE: Final = re.compile(r"""(?:,?\s*\b(?:url|uri|endpoint)\s*[:=]\s*)?\b[a-z][a-z0-9+.-]*://[^\s"'<>)\]]+""", re.I)
 _SPACES_RE: Final = re.compile(r"[ \t]{2,}")
+# JSON-RPC's generic words before the agent's own (opencode 1.18.33: "Internal error: <provider's text>")
+_GENERIC_PREFIX_RE: Final = re.compile(r"^\s*(?:internal error|error)\s*:\s+(?=\S)", re.I)
 
 
 def _json_message(text: str) -> str | None:
@@ -280,7 +282,7 @@ def _clean(text: str) -> str:
     words = _json_message(text)
     if words is not None:
         text = words
-    text = _URL_RE.sub("", text)
+    text = _GENERIC_PREFIX_RE.sub("", _URL_RE.sub("", text))
     return _SPACES_RE.sub(" ", text).strip().rstrip(",:;").strip()
 
 
@@ -289,7 +291,8 @@ def agent_words(message: object, data: object) -> str:
 
     Precedence: ``data.message`` (codex-acp puts the words there and a generic ``"Internal
     error"`` in ``message``), then the error's ``message``; a raw JSON body becomes the message it
-    holds, URLs are taken out, and a generic JSON-RPC message alone counts as no words (``""``).
+    holds, URLs are taken out, a generic ``"Internal error: "`` before the words is dropped, and a
+    generic JSON-RPC message alone counts as no words (``""``).
     """
     candidates: list[object] = []
     if isinstance(data, Mapping):

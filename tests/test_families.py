@@ -75,6 +75,7 @@ def test_every_row_written_out() -> None:
         (None, "/home/u/.npm/bin/gemini", "gemini"),
         ("codex-acp", "npx", "codex"),
         (None, "opencode", "opencode"),
+        ("OpenCode", "", "opencode"),  # opencode 1.18.33's agentInfo.name
         ("my-agent", "/usr/bin/my-agent", "unknown"),
         (42, "", "unknown"),
     ],
@@ -144,6 +145,9 @@ def test_classify_stop_reason() -> None:
         ),
         ("Internal error", {"message": "   "}, ""),
         ("Internal error.", None, ""),
+        # opencode 1.18.33 (recorded by tests/e2e/test_proxy_opencode.py): the generic prefix dropped
+        ("Internal error: Incorrect API key provided.", {"service": "session"}, "Incorrect API key provided."),
+        ("Error:   x", None, "x"),
         # URLs taken out, with their "url:" label
         (
             "unexpected status 401: Missing key, url: http://127.0.0.1:9/v1/responses",

@@ -49,6 +49,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
 
     server: _Server
     protocol_version = "HTTP/1.1"
+    body: bytes = b""
     not_found: ClassVar[dict[str, Any]] = {"error": {"code": 404, "message": "not found"}}
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -59,7 +60,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.answer_get()
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.body = self.rfile.read(int(self.headers.get("content-length") or 0))
         api = self.server.api
         api.requests.append(("POST", self.path))
         if self.answer_side_request():

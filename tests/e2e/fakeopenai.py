@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from .fakemodel import FakeModelAPI, Reply, ScriptedHandler, Status
 
-__all__ = ["FakeOpenAIAPI", "openai_error"]
+__all__ = ["SIDE_MODEL", "SIDE_TEXT", "FakeOpenAIAPI", "openai_error"]
 
 
 def openai_error(code: int, message: str, kind: str) -> Status:
@@ -66,6 +66,20 @@ def _chat_chunks(text: str) -> list[dict[str, Any]]:
     ]
 
 
+#: a request for this model is the agent's own side request (opencode's session titles with its
+#: ``small_model``): answered ``SIDE_TEXT``, never from the script
+SIDE_MODEL = "fake-small"
+SIDE_TEXT = "A title"
+
+
+def _model_of(body: bytes) -> object:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    return parsed.get("model") if isinstance(parsed, dict) else None
+
+
 class _Handler(ScriptedHandler):
     not_found: ClassVar[dict[str, Any]] = {"error": {"message": "not found", "type": "not_found"}}
 
@@ -78,10 +92,13 @@ class _Handler(ScriptedHandler):
             self.send_json(404, self.not_found)
 
     def answer_side_request(self) -> bool:
-        if self.path.split("?")[0].endswith(("/responses", "/chat/completions")):
-            return False
-        self.send_json(404, self.not_found)
-        return True
+        if not self.path.split("?")[0].endswith(("/responses", "/chat/completions")):
+            self.send_json(404, self.not_found)
+            return True
+        if _model_of(self.body) == SIDE_MODEL:  # the agent's own side request (opencode's titles)
+            self.answer_text(SIDE_TEXT)
+            return True
+        return False
 
     def answer_text(self, text: str) -> None:
         if self.path.split("?")[0].endswith("/responses"):

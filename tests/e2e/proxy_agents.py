@@ -56,6 +56,8 @@ class NpmAgent:
 GEMINI = NpmAgent("@google/gemini-cli", "0.61.0", "gemini", "gemini-cli-0.61.0")
 #: codex-acp 0.16.0 (its native binary comes in a platform package of the same version)
 CODEX = NpmAgent("@zed-industries/codex-acp", "0.16.0", "codex-acp", "codex-acp-0.16.0")
+#: opencode 1.18.33 (its native binary comes in a platform package of the same version)
+OPENCODE = NpmAgent("opencode-ai", "1.18.33", "opencode", "opencode-ai-1.18.33")
 
 
 def ensure_npm_agent(agent: NpmAgent, timeout: float = 600) -> Path:
