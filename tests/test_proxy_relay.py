@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from secrets_corpus import CONTEXTS, SHAPES, SecretShape, embed, escaped_forms
 
 from lifecycle.proxy import PARSE_ERROR, Problem, Relay, ToAgent, ToClient
 
@@ -440,3 +441,39 @@ def test_any_lines_in_any_order_never_raise_and_plain_lines_pass_unchanged(
                 json.loads(out.line)  # whatever goes out is JSON
         if not capable and not any(isinstance(o, Problem) for o in outs):
             assert outs == [ToAgent(raw) if side == "client" else ToClient(raw)]
+
+
+# ------------------------------------------------------------------ secrets (tests/secrets_corpus.py)
+
+# where each family puts its words (docs/proxy.md): gemini's message and its raw JSON body,
+# codex's data.message, opencode's "Internal error: ..." message
+_WORD_PLACES: list[tuple[str, Any]] = [
+    ("gemini-cli", lambda text: {"code": 429, "message": text}),
+    ("gemini-cli", lambda text: {"code": 500, "message": json.dumps({"error": {"code": 500, "message": text}})}),
+    ("codex-acp", lambda text: {"code": -32603, "message": "Internal error", "data": {"message": text}}),
+    (
+        "OpenCode",
+        lambda text: {"code": -32603, "message": f"Internal error: {text}", "data": {"errorName": "APIError"}},
+    ),
+]
+_SECRET_CASES = [(shape, example) for shape in SHAPES for example in shape.examples]
+
+
+@pytest.mark.parametrize(
+    ("shape", "example"), _SECRET_CASES, ids=[f"{s.name}-{i}" for i, (s, _) in enumerate(_SECRET_CASES)]
+)
+def test_no_secret_of_the_corpus_reaches_a_record(shape: SecretShape, example: str) -> None:
+    # Security rule: "No secret reaches a client": every title goes through lifecycle.titles.present.
+    # Each example in one embedding per place, rotating through the embeddings and contexts.
+    forms = escaped_forms(shape.marker)
+    n = _SECRET_CASES.index((shape, example))
+    for k, (agent, error) in enumerate(_WORD_PLACES):
+        embeddings = embed(example, CONTEXTS[(n + k) % len(CONTEXTS)])
+        text = embeddings[(n + k) % len(embeddings)]
+        r = relay("agent")
+        start(r, CAPABLE, agent_name=agent)
+        prompt(r, 1)
+        outs = r.from_agent(line({"jsonrpc": "2.0", "id": 1, "error": error(text)}))
+        [answer] = to_client(outs)
+        sent = json.dumps(answer, ensure_ascii=False)
+        assert not any(f in sent for f in forms), (agent, text)

@@ -5,11 +5,13 @@ Rules:
 * The agent is started as the leader of its own process group (``start_new_session``), its
   stderr inherited (what it logs reaches the client's log as it would without the proxy).
 * Two pumps, one per direction, each reading whole lines (at most :data:`MAX_LINE_BYTES`; a longer
-  one is reported and dropped) and writing what the relay answers, in order.
+  one is reported and dropped) and writing what the relay answers, in order. A stdin that is a
+  pipe or a socket is read by the event loop (which stops reading while the agent is behind);
+  any other kind (a terminal, ``/dev/null``, a file) by a thread.
 * **The agent exits → the proxy exits** with the agent's exit code, after answering what the relay
   says (a capable client's prompts in flight). Whatever the agent left behind in its process group
   is stopped.
-* **The client goes away** (EOF on stdin, or SIGTERM/SIGHUP to the proxy) → the agent's stdin is
+* **The client goes away** (EOF on stdin, or SIGTERM/SIGHUP/SIGINT to the proxy) → the agent's stdin is
   closed; an agent that has not exited :data:`EOF_GRACE_S` seconds later (codex-acp ignores EOF)
   gets SIGTERM for its whole process group, and SIGKILL :data:`TERM_GRACE_S` seconds after that.
   The proxy exits when the agent has.
@@ -23,7 +25,9 @@ import asyncio
 import contextlib
 import os
 import signal
+import stat
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import BinaryIO, Final
@@ -112,9 +116,29 @@ async def _lines(reader: asyncio.StreamReader, side: str) -> AsyncIterator[bytes
 
 
 async def _stdin_reader() -> asyncio.StreamReader:
+    """The client's stdin as a stream: a pipe or a socket (what an ACP client gives) through the
+    event loop, which stops reading while the agent is behind; any other kind (a terminal,
+    ``/dev/null``, a file, which the loop's pipe transport refuses) read by a thread."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        return reader
+
+    def pump() -> None:
+        fd = sys.stdin.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    threading.Thread(target=pump, name="lifecycle-proxy-stdin", daemon=True).start()
     return reader
 
 

@@ -102,3 +102,14 @@ def test_no_agent_is_a_usage_error() -> None:
     )
     assert proc.returncode == 2 and proc.stderr.startswith("usage: lifecycle proxy -- AGENT [ARG ...]")
     assert json.dumps(proc.stdout) == '""'
+
+
+def test_a_stdin_that_is_no_pipe_works_too(tmp_path: Path) -> None:
+    # /dev/null and a file are what a shell or a script may give; the event loop's pipe transport
+    # refuses both (the proxy reads them in a thread): the agent sees every line, then EOF
+    line = b'{"jsonrpc":"2.0","method":"x/one"}\n'
+    (tmp_path / "in").write_bytes(line)
+    with (tmp_path / "in").open("rb") as file:
+        for stdin, expected in ((subprocess.DEVNULL, b""), (file, line)):
+            proc = subprocess.run(proxy_command("cat"), stdin=stdin, capture_output=True, timeout=60, check=False)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (0, expected, b"")
