@@ -33,8 +33,10 @@ from typing import Any, Final
 from .wire import Action, Category, Severity
 
 __all__ = [
+    "AUTH_REQUIRED_CODE",
     "FAMILIES",
     "HTTP_STATUS",
+    "PROTOCOL_ERRORS",
     "STOP_CONDITIONS",
     "UNKNOWN_FAMILY",
     "Family",
@@ -43,6 +45,7 @@ __all__ = [
     "classify_agent_error",
     "classify_stop_reason",
     "family_of",
+    "is_protocol_error",
     "render_families_markdown",
 ]
 
@@ -228,10 +231,28 @@ def _codex_status(data: object) -> str | None:
     return None
 
 
+#: JSON-RPC's and ACP's protocol errors (parse error, invalid request, method not found, invalid
+#: params; ACP's resource not found): the client's request was wrong, no model failed. They reach
+#: the client as the agent sent them, never as a record.
+PROTOCOL_ERRORS: frozenset[int] = frozenset((-32700, -32600, -32601, -32602, -32002))
+
+
+#: ACP's "Authentication required" (the code the reference answers a login request with): for
+#: every family, ``access`` / ``login``
+AUTH_REQUIRED_CODE = -32000
+
+
+def is_protocol_error(code: object) -> bool:
+    """``code`` is one of :data:`PROTOCOL_ERRORS` (a bool is no code)."""
+    return isinstance(code, int) and not isinstance(code, bool) and code in PROTOCOL_ERRORS
+
+
 def classify_agent_error(family: Family, code: object, data: object) -> FamilyCondition:
     """The condition of a prompt's JSON-RPC error (``code``, ``data``) from an agent of ``family``;
     anything unknown is :data:`UNKNOWN_ERROR` (``service`` / ``retry``). For codex an HTTP status
     it names (:func:`_codex_status`) wins over its kind: the provider's answer is the more precise."""
+    if code == AUTH_REQUIRED_CODE and not isinstance(code, bool):
+        return ACCESS
     status = _codex_status(data) if family is CODEX else None
     if status is not None and status in HTTP_STATUS:
         return HTTP_STATUS[status]
@@ -328,6 +349,11 @@ def render_families_markdown() -> str:
     for reason, cond in STOP_CONDITIONS.items():
         actions = ", ".join(f"`{a.value}`" for a in cond.actions) or "none"
         lines.append(f"| every family | | `stopReason` | `{reason}` | `{cond.category.value}` | {actions} |")
+    lines.append(
+        f"| every family | | `code` | `{AUTH_REQUIRED_CODE}` (ACP: authentication required) | `access` | `login` |"
+    )
+    codes = ", ".join(f"`{c}`" for c in sorted(PROTOCOL_ERRORS, reverse=True))
+    lines.append(f"| every family | | `code` | {codes} (the request was wrong) | no record: passed on | |")
     lines.append(
         f"| every family | | the agent process | exits mid-prompt | `{AGENT_EXITED.category.value}` | `new_session` |"
     )

@@ -15,11 +15,13 @@ import pytest
 
 from lifecycle.families import (
     FAMILIES,
+    PROTOCOL_ERRORS,
     STOP_CONDITIONS,
     agent_words,
     classify_agent_error,
     classify_stop_reason,
     family_of,
+    is_protocol_error,
     render_families_markdown,
 )
 
@@ -113,11 +115,26 @@ def test_family_of(name: object, command: str, family: str) -> None:
         ("opencode", -32603, {"errorName": "ProviderAuthError"}, "access"),
         ("opencode", -32603, {"errorName": ["APIError"]}, "unknown"),
         ("unknown", 429, None, "unknown"),
+        # ACP's "Authentication required", whatever the family
+        ("unknown", -32000, None, "access"),
+        ("codex", -32000, {"codex_error_info": "server_overloaded"}, "access"),
     ],
 )
 def test_classify_agent_error(family: str, code: object, data: object, key: str) -> None:
     fam = next((f for f in FAMILIES if f.name == family), family_of(None))
     assert classify_agent_error(fam, code, data).key == key
+
+
+def test_protocol_errors_are_no_failures() -> None:
+    # JSON-RPC 2.0 section 5.1's reserved codes for a wrong request, and ACP's resource not found
+    assert sorted(PROTOCOL_ERRORS) == [-32700, -32602, -32601, -32600, -32002]
+    assert [is_protocol_error(c) for c in (-32602, -32603, -32000, True, "-32602")] == [
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_classify_stop_reason() -> None:
@@ -167,4 +184,4 @@ def test_the_rendered_table_has_a_row_per_kind() -> None:
     text = render_families_markdown()
     assert "| gemini | `gemini-cli`, `gemini` | `code` | `429` | `limit` | `retry` |" in text
     assert "| any, and an unknown agent | | | any other | `service` | `retry` |" in text
-    assert len(text.splitlines()) == 2 + len(ROWS) + 2 + len(STOP_CONDITIONS) + 1
+    assert len(text.splitlines()) == 2 + len(ROWS) + 2 + len(STOP_CONDITIONS) + 3

@@ -273,6 +273,17 @@ def test_a_prompt_error_becomes_a_record_on_an_end_turn_answer(
     assert r.active("s1") == ("t1:error",)
 
 
+@pytest.mark.parametrize("code", [-32602, -32601, -32600, -32700, -32002])
+def test_a_protocol_error_is_passed_on_as_it_is(code: int) -> None:
+    # a wrong request is no model failure: the client gets the agent's error (families.PROTOCOL_ERRORS)
+    r = relay()
+    start(r, CAPABLE)
+    prompt(r, 1)
+    error = line({"jsonrpc": "2.0", "id": 1, "error": {"code": code, "message": "Invalid params"}})
+    assert r.from_agent(error) == [ToClient(error)]
+    assert r.active("s1") == ()
+
+
 def test_a_secret_in_the_agents_words_never_reaches_the_title() -> None:
     # Security rule: every title goes through lifecycle.titles.present (redaction).
     r = relay()

@@ -11,7 +11,8 @@ Rules:
   the same bytes, so the same JSON value. The relay reads each line once to keep its small state
   (which request was ``initialize`` and which a ``session/prompt``), never to rewrite it.
 * **Records only for a capable client** of an agent that does not make them itself: a prompt's
-  JSON-RPC error becomes the successful ``PromptResponse`` (``stopReason: end_turn``) carrying the
+  JSON-RPC error (other than a protocol error: :data:`lifecycle.families.PROTOCOL_ERRORS`)
+  becomes the successful ``PromptResponse`` (``stopReason: end_turn``) carrying the
   record (spec: "Delivery surfaces"); a turn that ends ``refusal``, ``max_tokens`` or
   ``max_turn_requests`` keeps its stop reason and carries the record in the response's ``_meta``
   (the agent's answer stays authoritative: "An error record does not independently invent ACP
@@ -47,6 +48,7 @@ from ..families import (
     classify_agent_error,
     classify_stop_reason,
     family_of,
+    is_protocol_error,
 )
 from ..ids import turn_error_id
 from ..negotiation import CAPABILITY, agent_capabilities_meta, negotiate, version_is_supported
@@ -246,6 +248,8 @@ class Relay:
     def _settle(self, prompt: _Prompt, message: Mapping[str, Any]) -> dict[str, Any] | None:
         """The answer to send instead of the agent's, or None to send the agent's as it is."""
         error = message.get("error")
+        if isinstance(error, Mapping) and is_protocol_error(error.get("code")):
+            return None
         if isinstance(error, Mapping):
             failure = classify_agent_error(self._family, error.get("code"), error.get("data"))
             record = self._record(prompt, failure, agent_words(error.get("message"), error.get("data")))
