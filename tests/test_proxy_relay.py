@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from secrets_corpus import CONTEXTS, SHAPES, SecretShape, embed, escaped_forms
 
 from lifecycle.proxy import PARSE_ERROR, Problem, Relay, ToAgent, ToClient
+from lifecycle.proxy.relay import MAX_ACTIVE
 
 CAPABLE = {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}}
 
@@ -366,6 +367,16 @@ def test_recovery_at_the_next_real_answer_publishes_nothing() -> None:
     end = line({"jsonrpc": "2.0", "id": 4, "result": {"stopReason": "end_turn"}})
     assert r.from_agent(end) == [ToClient(end)]
     assert r.active("s1") == ()
+
+
+def test_a_session_that_only_fails_holds_bounded_memory() -> None:
+    r = relay()
+    start(r, CAPABLE)
+    for n in range(1, 301):
+        prompt(r, n)
+        r.from_agent(line({"jsonrpc": "2.0", "id": n, "error": {"code": 429, "message": "x"}}))
+    assert len(r.active("s1")) == MAX_ACTIVE == 256
+    assert r.active("s1")[0] == "t45:error" and r.active("s1")[-1] == "t300:error"
 
 
 def test_an_answer_in_another_session_recovers_nothing_here() -> None:

@@ -55,10 +55,13 @@ from ..negotiation import CAPABILITY, agent_capabilities_meta, negotiate, versio
 from ..titles import present
 from ..wire import SessionFailure, air_of, attach_record, with_air
 
-__all__ = ["PARSE_ERROR", "Output", "Problem", "Relay", "ToAgent", "ToClient"]
+__all__ = ["MAX_ACTIVE", "PARSE_ERROR", "Output", "Problem", "Relay", "ToAgent", "ToClient"]
 
 #: JSON-RPC 2.0's code for an unparsable request
 PARSE_ERROR = -32700
+#: the most active incident ids the relay remembers per session (the oldest goes first): a session
+#: that fails forever without an answer holds bounded memory
+MAX_ACTIVE = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +274,9 @@ class Relay:
     def _record(self, prompt: _Prompt, cond: FamilyCondition, words: str) -> SessionFailure:
         title, details = present(words, "internal_error") if words else (cond.fallback, None)
         incident = turn_error_id(prompt.turn_id)
-        self._sessions.setdefault(prompt.session_id, _Session()).active.append(incident)
+        active = self._sessions.setdefault(prompt.session_id, _Session()).active
+        active.append(incident)
+        del active[:-MAX_ACTIVE]
         return SessionFailure(
             id=incident,
             revision=1,
