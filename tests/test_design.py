@@ -45,6 +45,7 @@ CORE = (
     "ids",
     "negotiation",
     "conditions",
+    "families",
     "titles",
     "redaction",
     "redaction_found",
@@ -71,6 +72,7 @@ NOT_CORE = (
     "lifecycle.cli",
     "lifecycle.claude",
     "lifecycle.acp",
+    "lifecycle.proxy",
     "lifecycle.log",
     "lifecycle.examples",
 )

@@ -96,7 +96,8 @@ class _Session:
         )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
-        self.interrupts = Interruptions(session_id)  # why Claude Code stopped a turn (interrupts.py)
+        # why Claude Code stopped a turn (interrupts.py)
+        self.interrupts = Interruptions(session_id, lambda: self.current_turn, self._quiet)
         # every Claude message's path (lanes.py)
         parts = LaneParts(self.renderer, self.mcp, client, interrupts=self.interrupts, settings=self.settings)
         self.lanes = Lanes(parts)

@@ -78,6 +78,13 @@ def test_initialize_advertises_queueing_and_steering(agents: Callable[..., Agent
     assert agent.init["result"]["agentCapabilities"]["_meta"]["claudeCode"] == {"promptQueueing": True}
     assert agent.init["result"]["_meta"] == {"steering": {"supported": True}}
 
+    async def other() -> None:  # any other extension request: method not found, as before
+        with pytest.raises(RequestError) as error:
+            await agent.conn._conn.send_request("_session/goal", {"sessionId": "x"})
+        assert (error.value.code, error.value.data) == (-32601, {"method": "_session/goal"})
+
+    agent.call(other(), 30)
+
 
 def test_a_prompt_sent_while_a_turn_runs_is_queued_and_gets_its_own_answer(
     agents: Callable[..., AgentUnderTest],
@@ -152,6 +159,10 @@ def test_a_steer_is_answered_inside_the_running_turn_and_bad_steers_lose_nothing
         # The steer: injected into the running turn (the reference's answer).
         answer = await agent.conn._conn.send_request(STEER, {"sessionId": sid, "prompt": text})
         assert answer == {"outcome": "injected"}
+        # Claude Code drops the interrupted request and asks again with the steer (CLI 2.1.337):
+        # only then is the first request answered, so its text can never arrive before the steer
+        # is taken, however slow the machine.
+        await until(lambda: len(agent.api.message_requests) > asked + 1)
         gate.set()
         response = await asyncio.wait_for(prompt, 60)
         assert response.stop_reason == "end_turn" and response.field_meta is None  # no record
@@ -304,3 +315,36 @@ def test_a_steer_waits_for_an_open_question_and_a_cancel_leaves_the_session_usab
             assert any("make it y" in user_texts(r) for r in run.api.message_requests)
 
     run_async(go())
+
+
+def test_a_steer_while_a_tool_runs_joins_the_cycle_that_answers_its_result(
+    agents: Callable[..., AgentUnderTest],
+) -> None:
+    """A steer sent while Claude Code handles a Bash command: Claude Code 2.1.337 lets the command
+    finish, or aborts it ("Command was aborted before completion"), depending on when the steer
+    comes (both seen on the wire); either way the command's result and the steer go in one
+    request, and that cycle's result ends the turn. Last of the shared agent's cases: a command
+    Claude Code would move to the background could start a turn of its own later."""
+    agent = agents("capable")
+    sid = agent.new_session()
+
+    async def go() -> None:
+        start = len(agent.frames)
+        bash = tool_turn(tool_use("Bash", "toolu_slow", command="sleep 2; echo done", description="wait"))
+        agent.script.load(bash, text_reply("steered reply"), then=text_reply("nothing more"))
+        prompt = asyncio.ensure_future(agent.conn.prompt(session_id=sid, prompt=[acp.text_block("run the slow one")]))
+        # the command's input is complete: Claude Code runs it now
+        await until(lambda: any(u.get("title") == "sleep 2; echo done" for u in updates_of(agent, sid, start)))
+        text = [{"type": "text", "text": "also say hi"}]
+        assert await agent.conn._conn.send_request(STEER, {"sessionId": sid, "prompt": text}) == {"outcome": "injected"}
+        response = await asyncio.wait_for(prompt, 60)
+        assert response.stop_reason == "end_turn" and response.field_meta is None
+        assert texts(updates_of(agent, sid, start)).endswith("steered reply")
+        last = user_texts(agent.api.message_requests[-1])
+        assert last.index('"tool_use_id": "toolu_slow"') < last.index("also say hi")  # one request, in order
+        statuses = [
+            u["status"] for u in updates_of(agent, sid, start) if u.get("toolCallId") == "toolu_slow" and "status" in u
+        ]
+        assert statuses[-1] in ("completed", "failed")  # the call is closed, whichever way it went
+
+    agent.call(go(), 120)
