@@ -18,7 +18,12 @@ Rules
   one), its title :func:`~lifecycle.titles.window_title` in the embedder's ``zone``. A new title
   is a higher revision of the same id; the same title publishes nothing; ``rejected`` only
   updates a warning already shown (Claude Code's own usage-limit message fails the turn). The
-  window back to ``allowed``, or an event of it with a later reset time, ends it silently.
+  window back to ``allowed``, or an event of it with a later reset time, ends it silently; so does
+  a reading whose reset had passed when it was read (``observed_at``, issue 52.5: a past reset is
+  never titled as upcoming). A reading whose reset lies more than 35 days after it, or of a period
+  older than the one shown, is ignored and noted. At most :data:`~lifecycle.events.MAX_WINDOWS`
+  windows are remembered, the bound of one reading's list, so one event never evicts a window it
+  reports again.
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
   settle the prompt with the JSON-RPC error (-32603, -32000 for authentication; ``end_turn`` for a
   stream that ends without a result) and Claude's text stays in the transcript as it was.
@@ -59,6 +64,7 @@ from .conditions import CONDITIONS, Condition, Recovery
 from .delivery_surfaces import MAX_OPEN_QUESTIONS, TURN_HANDLERS, FlowState, TurnFlow, TurnView
 from .errors import LocalProtocolError, PendingDeliveryError
 from .events import (
+    MAX_WINDOWS,
     AuthStatus,
     Event,
     HistoryLoaded,
@@ -98,8 +104,10 @@ _MAX_NOTICED_TOOLS = 64
 #: evidence that one did): far above any real session's count; past it the oldest entry is let go
 #: and counted (:attr:`SessionLedger.untracked_notices`), so no report claims less than is active.
 MAX_ACTIVE_NOTICES = 4096
-#: How many windows the ledger remembers (Claude Code names five); past it the oldest is let go.
-_MAX_WINDOWS = 16
+#: The farthest a window's reset may lie after its reading (issue 52.6): Claude Code's longest
+#: window is a week, its extra usage a month; a reset past this is no reset time, and the reading
+#: is ignored (and counted).
+_FARTHEST_RESET_S = 35 * 86400
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
 _INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
@@ -433,9 +441,25 @@ class SessionLedger:
     def _on_rate_limit_window(self, ev: RateLimitWindow) -> None:
         key = ev.window or ""
         shown = self._windows.get(key)
-        if shown is not None and (ev.status == "allowed" or _later(ev.resets_at, shown[2])):
+        now, reset = ev.observed_at, ev.resets_at
+        if now is not None and reset is not None and reset > now + _FARTHEST_RESET_S:
+            self._note("rate_limit_window_reset_implausible")  # issue 52.6: ignored, counted
+            return
+        if shown is not None and _later(shown[2], reset):
+            # A reading of a period older than the one shown (out of order): nothing new.
+            self._note("rate_limit_window_out_of_order")
+            return
+        if shown is not None and (ev.status == "allowed" or _later(reset, shown[2])):
             self._end_window(key)  # the window reset: silently, no tombstone
             shown = None
+        if now is not None and reset is not None and reset <= now:
+            # Issue 52.5: the period this reading is about is over; its warning (the shown one's
+            # reset is no later) would title a past reset as upcoming: it ends, nothing is shown.
+            if shown is not None:
+                self._end_window(key)
+            if ev.status != "allowed":
+                self._note("rate_limit_window_reset_passed")
+            return
         if ev.status != "allowed_warning" and (ev.status != "rejected" or shown is None):
             # allowed, another window's reading without a status, or a limit reached with no
             # warning shown (Claude Code's own usage-limit message fails the turn): nothing to show
@@ -459,7 +483,7 @@ class SessionLedger:
     def _remember_window(self, key: str, shown: tuple[str | None, str, int | None]) -> None:
         self._windows.pop(key, None)
         self._windows[key] = shown
-        while len(self._windows) > _MAX_WINDOWS:  # memory bound: let the oldest go
+        while len(self._windows) > MAX_WINDOWS:  # memory bound (one reading's at most): let the oldest go
             self._end_window(next(iter(self._windows)))
 
     def _end_window(self, key: str) -> None:

@@ -26,7 +26,11 @@ Rules
   renderer's last known ``used``/``size`` (``0``/``0`` while none is known: ACP requires both)
   and the windows in ``_meta`` (:func:`rate_limit_update`; docs/acp-agent.md, "Rate-limit
   windows"); each window it reports (:func:`lifecycle.claude.unified_windows`, its own first)
-  is then judged as an event of its own, the first on the same step as the update (issue 32).
+  is then judged as an event of its own, the first on the same step as the update (issue 32),
+  stamped with the time it was read (``observed_at``: the ledger ends a warning whose reset is
+  past, issue 52.5). A ``rateLimits`` entry always names its window: a reading of no named window
+  (Claude Code's bare ``{"status": "allowed"}`` of a claude.ai login) adds no entry, and with no
+  entry at all the key is left out.
 
 Theory of operation
 -------------------
@@ -40,6 +44,8 @@ the loss is judged.
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -114,7 +120,8 @@ def translate(
         return ([] if quiet or not updates else [Step(updates)]), False
     if kind is Kind.RATE_LIMIT:  # the session's, whatever the turn (see the module)
         try:
-            window = sdk_rate_limit(sdk)
+            # The reading's time (the one clock the ledger sees: issue 52.5, a past reset).
+            window = replace(sdk_rate_limit(sdk), observed_at=int(time.time()))
         except LifecycleError:
             log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
@@ -204,6 +211,8 @@ def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) 
     used, size = context if context is not None else (0, 0)
     limits = []
     for each in unified_windows(window):
+        if each.window is None:  # issue 52.5: an entry always names its window
+            continue
         entry = {
             "window": each.window,
             "status": each.status,
@@ -215,7 +224,7 @@ def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) 
         "sessionUpdate": "usage_update",
         "used": used,
         "size": size,
-        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits},
+        "_meta": {RATE_LIMIT_META: dict(window.raw), **({"rateLimits": limits} if limits else {})},
     }
 
 
