@@ -339,9 +339,15 @@ class PromptResponseOut:
     turn_id: str
     stop_reason: str
     record: SessionFailure | None = None
+    #: the ledger's own ``_meta`` keys beside the record (``rateLimits``: the window that refused
+    #: the turn, issue 52.2); never the record's place
+    extra_meta: Mapping[str, Any] | None = None
 
     def meta(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-        """The response's ``_meta``: ``extra`` with the record attached (None: no record, no extra)."""
+        """The response's ``_meta``: ``extra`` and :attr:`extra_meta` with the record attached
+        (None: no record, no extra)."""
+        if self.extra_meta:
+            extra = {**(extra or {}), **self.extra_meta}
         return _meta(self.record, extra)
 
     def to_jsonrpc(self) -> dict[str, Any]:

@@ -83,6 +83,7 @@ from .events import (
 from .history import is_real_answer, is_replayed_limit
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
 from .intents import Forward, Intent, Publish, Recover, Reject, Settle, notice_update, text_update
+from .limits import ignored_reading, refused_after, reset_passed
 from .titles import (
     ResetZone,
     present,
@@ -104,10 +105,6 @@ _MAX_NOTICED_TOOLS = 64
 #: evidence that one did): far above any real session's count; past it the oldest entry is let go
 #: and counted (:attr:`SessionLedger.untracked_notices`), so no report claims less than is active.
 MAX_ACTIVE_NOTICES = 4096
-#: The farthest a window's reset may lie after its reading (issue 52.6): Claude Code's longest
-#: window is a week, its extra usage a month; a reset past this is no reset time, and the reading
-#: is ignored (and counted).
-_FARTHEST_RESET_S = 35 * 86400
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
 _INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
@@ -151,6 +148,9 @@ class _TurnPort:
     def note(self, what: str, **fields: Any) -> None:
         self._ledger._note(what, **fields)
 
+    def refused_by(self) -> RateLimitWindow | None:
+        return self._ledger._refused
+
 
 class SessionLedger:
     """The lifecycle of every incident of one ACP session.
@@ -184,6 +184,7 @@ class SessionLedger:
         "_notices",
         "_observer",
         "_outbox",
+        "_refused",
         "_replay_ids",
         "_replay_prompt",
         "_replay_prompt_used",
@@ -234,6 +235,7 @@ class SessionLedger:
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
         # window -> (its incident id, None for a notice; the title the client saw; its reset time)
         self._windows: dict[str, tuple[str | None, str, int | None]] = {}
+        self._refused: RateLimitWindow | None = None  # the window last reported rejected (issue 52.2)
         self._zone = zone
 
     # ------------------------------------------------------------------ read-only views
@@ -441,18 +443,15 @@ class SessionLedger:
     def _on_rate_limit_window(self, ev: RateLimitWindow) -> None:
         key = ev.window or ""
         shown = self._windows.get(key)
-        now, reset = ev.observed_at, ev.resets_at
-        if now is not None and reset is not None and reset > now + _FARTHEST_RESET_S:
-            self._note("rate_limit_window_reset_implausible")  # issue 52.6: ignored, counted
+        ignored = ignored_reading(ev, shown[2] if shown is not None else None)
+        if ignored is not None:
+            self._note(ignored)  # issue 52.6: a reading ignored, and counted
             return
-        if shown is not None and _later(shown[2], reset):
-            # A reading of a period older than the one shown (out of order): nothing new.
-            self._note("rate_limit_window_out_of_order")
-            return
-        if shown is not None and (ev.status == "allowed" or _later(reset, shown[2])):
+        self._refused = refused_after(self._refused, ev)  # what a limit failure carries (issue 52.2)
+        if shown is not None and (ev.status == "allowed" or _later(ev.resets_at, shown[2])):
             self._end_window(key)  # the window reset: silently, no tombstone
             shown = None
-        if now is not None and reset is not None and reset <= now:
+        if reset_passed(ev):
             # Issue 52.5: the period this reading is about is over; its warning (the shown one's
             # reset is no later) would title a past reset as upcoming: it ends, nothing is shown.
             if shown is not None:
@@ -598,7 +597,10 @@ class SessionLedger:
             actions=intent.condition.actions,
         )
         if intent.prompt_turn is not None:
-            return PromptResponseOut(turn_id=intent.prompt_turn, stop_reason="end_turn", record=record)
+            extra = {"rateLimits": list(intent.limits)} if intent.limits else None
+            return PromptResponseOut(
+                turn_id=intent.prompt_turn, stop_reason="end_turn", record=record, extra_meta=extra
+            )
         return SessionUpdateOut(session_id=self._session_id, update=_INFO_UPDATE, record=record)
 
     def _commit(self, intent: Publish) -> None:

@@ -52,6 +52,7 @@ CORE = (
     "redaction_credentials",
     "redaction_shapes",
     "events",
+    "limits",
     "answers",
     "intents",
     "incident",

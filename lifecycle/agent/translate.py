@@ -44,6 +44,7 @@ the loss is judged.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -55,6 +56,7 @@ from ..claude import from_sdk_exception, sdk_assistant, sdk_rate_limit, sdk_resu
 from ..errors import LifecycleError
 from ..events import ApiRetry, Assistant, Event, ModelFallback, QueryEnded, QueryError, RateLimitWindow, Result
 from ..intents import text_update
+from ..limits import limit_entry
 from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer, TurnUsage
 
@@ -121,7 +123,7 @@ def translate(
     if kind is Kind.RATE_LIMIT:  # the session's, whatever the turn (see the module)
         try:
             # The reading's time (the one clock the ledger sees: issue 52.5, a past reset).
-            window = replace(sdk_rate_limit(sdk), observed_at=int(time.time()))
+            window = replace(sdk_rate_limit(sdk), observed_at=reading_time())
         except LifecycleError:
             log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
@@ -189,6 +191,18 @@ def own_steps(
 
 
 
+#: The clock of a replayed conformance case (Unix seconds), which the conformance kit gives every
+#: adapter it runs (``LIFECYCLE_CONFORMANCE_NOW``): a recorded case's windows are read at the time
+#: it was written, so its resets do not pass with the calendar. Any other value is not a clock.
+_PINNED_NOW: Final = os.environ.get("LIFECYCLE_CONFORMANCE_NOW", "")
+
+
+def reading_time() -> int:
+    """When a usage-limit reading is read, Unix seconds: now, or the conformance kit's pinned
+    clock (:data:`_PINNED_NOW`)."""
+    return int(_PINNED_NOW) if _PINNED_NOW.isdigit() and len(_PINNED_NOW) <= 11 else int(time.time())
+
+
 def local_zone(seconds: int) -> tuple[int, str]:
     """The machine's local zone at ``seconds`` (its UTC offset then, and its name): the
     :data:`lifecycle.titles.ResetZone` the agent gives its ledgers, so a window's reset time reads
@@ -198,10 +212,6 @@ def local_zone(seconds: int) -> tuple[int, str]:
     return (int(offset.total_seconds()) if offset is not None else 0), local.tzname() or "local time"
 
 
-def _iso(seconds: int | None) -> str | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) -> dict[str, Any]:
     """The ``usage_update`` showing ``window``: ``used``/``size`` from ``context`` (``0``/``0``
     when unknown), and in ``_meta`` the info object as Claude Code sent it
@@ -209,17 +219,8 @@ def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) 
     per window it reports (``window``, ``status``, ``usedFraction``, ``resetsAt`` as ISO 8601
     UTC; a value Claude Code did not send, or sent unreadable, is left out)."""
     used, size = context if context is not None else (0, 0)
-    limits = []
-    for each in unified_windows(window):
-        if each.window is None:  # issue 52.5: an entry always names its window
-            continue
-        entry = {
-            "window": each.window,
-            "status": each.status,
-            "usedFraction": each.utilization,
-            "resetsAt": _iso(each.resets_at),
-        }
-        limits.append({k: v for k, v in entry.items() if v is not None})
+    # issue 52.5: an entry always names its window (limit_entry: None for one that names none)
+    limits = [entry for entry in map(limit_entry, unified_windows(window)) if entry is not None]
     return {
         "sessionUpdate": "usage_update",
         "used": used,
