@@ -29,6 +29,7 @@ from .events import RateLimitWindow
 __all__ = [
     "FARTHEST_RESET_S",
     "LIMIT_FAILURES",
+    "civil_date",
     "ignored_reading",
     "iso_time",
     "limit_entry",
@@ -80,22 +81,24 @@ def refused_after(refused: RateLimitWindow | None, reading: RateLimitWindow) -> 
     return None if ended or later else refused
 
 
-def iso_time(seconds: int | None) -> str | None:
-    """Unix ``seconds`` as ISO 8601 UTC (``2026-12-04T22:02:03Z``); None stays None.
-
-    Calendar arithmetic, not :mod:`datetime`: the core imports no clock module (tests/test_design.py).
-    The civil date of a day count is Howard Hinnant's ``civil_from_days`` (proleptic Gregorian).
-    """
-    if seconds is None:
-        return None
-    days, second = divmod(seconds, 86400)
+def civil_date(days: int) -> tuple[int, int, int]:
+    """The (year, month, day) of ``days`` after 1970-01-01 (proleptic Gregorian: Howard Hinnant's
+    ``civil_from_days``; calendar arithmetic, since the core imports no clock module)."""
     era, day_of_era = divmod(days + 719468, 146097)
     year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
     day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
     month_index = (5 * day_of_year + 2) // 153
     day = day_of_year - (153 * month_index + 2) // 5 + 1
     month = month_index + 3 if month_index < 10 else month_index - 9
-    year = year_of_era + era * 400 + (month <= 2)
+    return year_of_era + era * 400 + (month <= 2), month, day
+
+
+def iso_time(seconds: int | None) -> str | None:
+    """Unix ``seconds`` as ISO 8601 UTC (``2026-12-04T22:02:03Z``); None stays None."""
+    if seconds is None:
+        return None
+    days, second = divmod(seconds, 86400)
+    year, month, day = civil_date(days)
     hour, minute, sec = second // 3600, second % 3600 // 60, second % 60
     return f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:{sec:02d}Z"
 

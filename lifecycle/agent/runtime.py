@@ -236,6 +236,19 @@ class _Runtime:
         title = answer.get("title") if isinstance(answer, dict) else None
         return title if isinstance(title, str) else None
 
+    async def get_usage(self) -> object:
+        """Claude Code's usage reading (``get_usage``, the control request of the reference
+        adapter's SDK's experimental usage call; the Python SDK has no call for it): the session's
+        cost and, on a claude.ai login, the account's windows. None when it gives none in 10 s."""
+        send = sdk.control_request_sender(self._client)
+        if send is None:
+            return None
+        try:
+            return await asyncio.wait_for(send({"subtype": "get_usage"}), 10)
+        except Exception as exc:  # a timeout, an error answer, Claude Code gone
+            log.info("runtime.usage_unavailable", error_type=type(exc).__name__)
+            return None
+
     async def close(self) -> None:
         self._stop.set()
         self._go.set()

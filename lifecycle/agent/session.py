@@ -24,6 +24,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
+from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
@@ -39,7 +40,8 @@ from .startup_failures import startup_failure
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
-from .translate import runtime_end
+from .translate import local_zone, runtime_end
+from .usage import is_usage_command, parse_usage, usage_markdown
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -443,6 +445,8 @@ class _Session:
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send
             await self.show(self.suggestions.prompt_sent())  # the prediction shown is spent
+            if is_usage_command(content) and await self._usage(rt):
+                return  # answered from Claude Code's reading (usage.py); else Claude Code runs it
             try:
                 await rt.send(turn_id, content)
             except Exception as exc:
@@ -453,6 +457,16 @@ class _Session:
             log.error("prompt.internal_error", session_id=self.id, error_type=type(exc).__name__)
             with contextlib.suppress(Exception):
                 await self.feed(InternalError())
+
+    async def _usage(self, rt: _Runtime) -> bool:
+        """``/usage`` (issue 52.3): the reading as Markdown, and the turn's end; False (nothing
+        sent) when Claude Code gives no reading this agent can render."""
+        usage = parse_usage(await rt.get_usage())
+        if usage is None:
+            return False
+        await self.show([text_update("agent_message_chunk", usage_markdown(usage, local_zone))])
+        await self.feed(Result(subtype="success", is_error=False), runtime=rt.generation)
+        return True
 
     async def cancel(self) -> None:
         if not self.prompts:
