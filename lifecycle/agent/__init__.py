@@ -73,7 +73,8 @@ failed one as a notice), ``modes`` (permission mode, model, effort and slash com
 can change), ``titles`` (the session's title, as Claude Code names it), ``suggestions`` (the next
 prompt Claude Code predicts, for a client that shows it), ``startup_failures`` (a Claude Code that
 could not start: its reason, and how the request that started it fails), ``usage`` (``/usage`` as
-the reference renders Claude Code's usage reading). This package imports ``config`` and
+the reference renders Claude Code's usage reading), ``meter`` (the account's windows when a
+session's Claude Code starts). This package imports ``config`` and
 ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

@@ -32,6 +32,7 @@ from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
+from .meter import meter_update
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -40,7 +41,7 @@ from .startup_failures import startup_failure
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
-from .translate import local_zone, runtime_end
+from .translate import local_zone, reading_time, runtime_end
 from .usage import is_usage_command, parse_usage, usage_markdown
 
 log = structlog.get_logger("lifecycle.agent")
@@ -108,6 +109,7 @@ class _Session:
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
+        self._meter: asyncio.Future[None] | None = None  # the account's windows, read at a start (meter.py)
         self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
         # Set once a Claude Code of this session answered the SDK's initialize (it started): a
         # request waiting for the start stops there, not at the start's end, which shows what
@@ -303,7 +305,18 @@ class _Session:
         self.runtime = new
         new.begin()
         await self._learn(new)
+        if self._meter is None or self._meter.done():  # in the background: a prompt never waits for it
+            self._meter = asyncio.ensure_future(self._read_meter(new))
         return new
+
+    async def _read_meter(self, rt: _Runtime) -> None:
+        """Issue 52.1: the account's windows as a ``usage_update``, before any prompt (meter.py)."""
+        try:
+            update = meter_update(await rt.get_usage(), reading_time(), self.renderer.context())
+            if update is not None:
+                await self.show([update])
+        except Exception as exc:  # the meter is best effort: a session never fails for it
+            log.info("meter.failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def _learn(self, rt: _Runtime) -> None:
         """Show what a new Claude Code reports: the mode it is in (``current_mode_update``), its
@@ -491,6 +504,8 @@ class _Session:
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
+        if self._meter is not None and not self._meter.done():
+            self._meter.cancel()
         early = self._early
         if early is not None and not early.done():
             early.cancel()

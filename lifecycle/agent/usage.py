@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from ..limits import civil_date
 
-__all__ = ["is_usage_command", "parse_usage", "usage_markdown"]
+__all__ = ["is_usage_command", "iso_epoch", "parse_usage", "usage_markdown"]
 
 #: A zone: Unix seconds -> (its UTC offset in seconds, its short name).
 Zone = Callable[[int], tuple[int, str]]
@@ -150,8 +150,10 @@ def _compact(value: float) -> str:
     return f"{shown.normalize():f}"
 
 
-def _epoch(text: str) -> int | None:
-    found = _ISO.fullmatch(text)
+def iso_epoch(text: object) -> int | None:
+    """The Unix seconds of an ISO 8601 time with a zone (``2026-12-04T22:02:03Z``); None for
+    anything else."""
+    found = _ISO.fullmatch(text) if isinstance(text, str) else None
     if found is None:
         return None
     year, month, day, hour, minute, second = (int(found.group(i)) for i in range(1, 7))
@@ -169,7 +171,7 @@ def _epoch(text: str) -> int | None:
 def _reset(value: object, zone: Zone) -> str:
     if not value or not isinstance(value, str):
         return ""
-    seconds = _epoch(value)
+    seconds = iso_epoch(value)
     if seconds is None:
         return f" · Resets {_escape(value)}"
     offset, name = zone(seconds)
