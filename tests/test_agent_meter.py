@@ -142,3 +142,57 @@ def test_a_new_session_shows_the_windows_before_any_prompt(
     assert clients[0].asked == [{"subtype": "get_usage"}]
     meters = [u for u in updates if u["sessionUpdate"] == "usage_update" and "rateLimits" in u.get("_meta", {})]
     assert meters == ([] if claude is ApiKeyClaude else [METER])
+
+
+class FailingAfterFirstClaude(MeteredClaude):
+    """The first Claude Code reads the windows; every later one gives no reading (a failed
+    ``get_usage``: Claude Code could not reach the account, or a new process starts empty)."""
+
+    made = 0
+
+    def __init__(self, options: Any) -> None:
+        super().__init__(options)
+        type(self).made += 1
+        self.READING = CLAUDE_AI_READING if type(self).made == 1 else None
+
+
+def test_a_new_session_keeps_what_an_earlier_one_read_until_each_window_resets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52.1: "a new session must not lose what an earlier session of the same agent knew
+    (carry the last reading across sessions until it expires)". The second session starts after
+    the 5-hour window's reset (22:02:03) and before the weekly one's: only the weekly is carried,
+    as it was read; the opus window, of no known reset, is not."""
+    monkeypatch.setattr(translate, "_PINNED_NOW", str(NOW))
+    FailingAfterFirstClaude.made = 0
+    agent, clients = recording_agent(tmp_path, monkeypatch, FailingAfterFirstClaude)
+
+    async def go() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        await wire.conn.initialize(protocol_version=1)
+        first = (await wire.conn.new_session(cwd=str(tmp_path))).session_id
+        await _until(wire, lambda u: any(x["sessionUpdate"] == "usage_update" for x in u))
+        monkeypatch.setattr(translate, "_PINNED_NOW", str(NOW + 7 * 3600))  # 23:00 UTC
+        second = (await wire.conn.new_session(cwd=str(tmp_path))).session_id
+
+        def meters(sid: str) -> list[dict[str, Any]]:
+            frames = [f["params"] for f in wire.frames if f.get("method") == "session/update"]
+            mine = [p["update"] for p in frames if p["sessionId"] == sid]
+            return [u for u in mine if u["sessionUpdate"] == "usage_update"]
+
+        await _until(wire, lambda _: meters(second))
+        return meters(first), meters(second)
+
+    first, second = asyncio.run(asyncio.wait_for(go(), 10))
+    assert first == [METER]
+    assert second == [
+        {
+            "sessionUpdate": "usage_update",
+            "used": 0,
+            "size": 0,
+            "_meta": {
+                "rateLimits": [{"window": "seven_day", "usedFraction": 0.125, "resetsAt": "2026-12-09T21:02:03Z"}]
+            },
+        }
+    ]
+    assert [c.asked for c in clients] == [[{"subtype": "get_usage"}], [{"subtype": "get_usage"}]]

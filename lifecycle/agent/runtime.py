@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
@@ -25,6 +25,7 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 from . import sdk
 from .config import AgentConfig
 from .launch import EarlyCli
+from .meter import MeterMemory
 from .modes import Offered
 from .prompt import PromptContent
 
@@ -64,6 +65,7 @@ class Launcher:
     config: AgentConfig
     client_factory: ClientFactory
     offered: Offered
+    meter: MeterMemory = field(default_factory=MeterMemory)  # the windows last read (meter.py)
 
     def client(
         self,

@@ -32,7 +32,7 @@ from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
-from .meter import meter_update
+from .meter import meter_of, meter_windows
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -312,7 +312,10 @@ class _Session:
     async def _read_meter(self, rt: _Runtime) -> None:
         """Issue 52.1: the account's windows as a ``usage_update``, before any prompt (meter.py)."""
         try:
-            update = meter_update(await rt.get_usage(), reading_time(), self.renderer.context())
+            now, memory = reading_time(), self.launcher.meter
+            windows = meter_windows(await rt.get_usage(), now)
+            memory.remember(windows)
+            update = meter_of(windows or memory.recall(now), self.renderer.context())
             if update is not None:
                 await self.show([update])
         except Exception as exc:  # the meter is best effort: a session never fails for it
