@@ -53,6 +53,7 @@ CORE = (
     "redaction_credentials",
     "redaction_shapes",
     "events",
+    "limits",
     "answers",
     "intents",
     "incident",

@@ -79,7 +79,9 @@ could not start: its reason, and how the request that started it fails), ``sessi
 options taken), ``steering`` (a message a
 client injects into the running turn, ``_session/steering``, and the lane that keeps that turn
 open until a result answers it), ``following`` (what Claude Code changes of the session's settings
-by itself: its mode, its model, its slash commands, shown to the editor's pickers). This package imports ``config`` and
+by itself: its mode, its model, its slash commands, shown to the editor's pickers), ``usage`` (``/usage`` as
+the reference renders Claude Code's usage reading), ``meter`` (the account's windows when a
+session's Claude Code starts). This package imports ``config`` and
 ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

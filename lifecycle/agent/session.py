@@ -24,6 +24,7 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
+from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
@@ -34,6 +35,7 @@ from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
+from .meter import meter_of, meter_windows
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -43,7 +45,8 @@ from .steering import Steering, SteerNotSent
 from .stream import StreamRenderer, TurnUsage
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
-from .translate import runtime_end
+from .translate import local_zone, reading_time, runtime_end
+from .usage import is_usage_command, parse_usage, usage_markdown
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -118,6 +121,7 @@ class _Session:
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
+        self._meter: asyncio.Future[None] | None = None  # the account's windows, read at a start (meter.py)
         self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
         # Set once a Claude Code of this session answered the SDK's initialize (it started): a
         # request waiting for the start stops there, not at the start's end, which shows what
@@ -327,7 +331,21 @@ class _Session:
         self.runtime = new
         new.begin()
         await self._learn(new)
+        if self._meter is None or self._meter.done():  # in the background: a prompt never waits for it
+            self._meter = asyncio.ensure_future(self._read_meter(new))
         return new
+
+    async def _read_meter(self, rt: _Runtime) -> None:
+        """Issue 52.1: the account's windows as a ``usage_update``, before any prompt (meter.py)."""
+        try:
+            now, memory = reading_time(), self.launcher.meter
+            windows = meter_windows(await rt.get_usage(), now)
+            memory.remember(windows)
+            update = meter_of(windows or memory.recall(now), self.renderer.context())
+            if update is not None:
+                await self.show([update])
+        except Exception as exc:  # the meter is best effort: a session never fails for it
+            log.info("meter.failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def _learn(self, rt: _Runtime) -> None:
         """Show what a new Claude Code reports: the mode it is in (``current_mode_update``), its
@@ -482,6 +500,8 @@ class _Session:
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send
             await self.show(self.suggestions.prompt_sent())  # the prediction shown is spent
+            if is_usage_command(content) and await self._usage(rt):
+                return  # answered from Claude Code's reading (usage.py); else Claude Code runs it
             try:
                 await rt.send(turn_id, content)
                 self._sent_turn = turn_id
@@ -532,6 +552,16 @@ class _Session:
         log.info("steer.injected", session_id=self.id, turn_id=turn, steer_id=steer_id, priority=priority)
         return steer_id
 
+    async def _usage(self, rt: _Runtime) -> bool:
+        """``/usage`` (issue 52.3): the reading as Markdown, and the turn's end; False (nothing
+        sent) when Claude Code gives no reading this agent can render."""
+        usage = parse_usage(await rt.get_usage())
+        if usage is None:
+            return False
+        await self.show([text_update("agent_message_chunk", usage_markdown(usage, local_zone))])
+        await self.feed(Result(subtype="success", is_error=False), runtime=rt.generation)
+        return True
+
     async def cancel(self) -> None:
         if not self.prompts:
             log.info("cancel.no_running_prompt", session_id=self.id)
@@ -556,6 +586,8 @@ class _Session:
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
+        if self._meter is not None and not self._meter.done():
+            self._meter.cancel()
         early = self._early
         if early is not None and not early.done():
             early.cancel()

@@ -40,7 +40,11 @@ Rules
   renderer's last known ``used``/``size`` (``0``/``0`` while none is known: ACP requires both)
   and the windows in ``_meta`` (:func:`rate_limit_update`; docs/acp-agent.md, "Rate-limit
   windows"); each window it reports (:func:`lifecycle.claude.unified_windows`, its own first)
-  is then judged as an event of its own, the first on the same step as the update (issue 32).
+  is then judged as an event of its own, the first on the same step as the update (issue 32),
+  stamped with the time it was read (``observed_at``: the ledger ends a warning whose reset is
+  past, issue 52.5). A ``rateLimits`` entry always names its window: a reading of no named window
+  (Claude Code's bare ``{"status": "allowed"}`` of a claude.ai login) adds no entry, and with no
+  entry at all the key is left out.
 
 Theory of operation
 -------------------
@@ -54,6 +58,9 @@ the loss is judged.
 
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +80,7 @@ from ..events import (
     Result,
 )
 from ..intents import text_update
+from ..limits import limit_entry
 from .interrupts import Interruptions
 from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer, TurnUsage
@@ -170,7 +178,8 @@ def translate(
         return ([] if quiet or not updates else [Step(updates)]), False
     if kind is Kind.RATE_LIMIT:  # the session's, whatever the turn (see the module)
         try:
-            window = sdk_rate_limit(sdk)
+            # The reading's time (the one clock the ledger sees: issue 52.5, a past reset).
+            window = replace(sdk_rate_limit(sdk), observed_at=reading_time())
         except LifecycleError:
             log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
@@ -238,6 +247,18 @@ def own_steps(message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers,
     return out
 
 
+#: The clock of a replayed conformance case (Unix seconds), which the conformance kit gives every
+#: adapter it runs (``LIFECYCLE_CONFORMANCE_NOW``): a recorded case's windows are read at the time
+#: it was written, so its resets do not pass with the calendar. Any other value is not a clock.
+_PINNED_NOW: Final = os.environ.get("LIFECYCLE_CONFORMANCE_NOW", "")
+
+
+def reading_time() -> int:
+    """When a usage-limit reading is read, Unix seconds: now, or the conformance kit's pinned
+    clock (:data:`_PINNED_NOW`)."""
+    return int(_PINNED_NOW) if _PINNED_NOW.isdigit() and len(_PINNED_NOW) <= 11 else int(time.time())
+
+
 def local_zone(seconds: int) -> tuple[int, str]:
     """The machine's local zone at ``seconds`` (its UTC offset then, and its name): the
     :data:`lifecycle.titles.ResetZone` the agent gives its ledgers, so a window's reset time reads
@@ -245,10 +266,6 @@ def local_zone(seconds: int) -> tuple[int, str]:
     local = datetime.fromtimestamp(seconds, UTC).astimezone()
     offset = local.utcoffset()
     return (int(offset.total_seconds()) if offset is not None else 0), local.tzname() or "local time"
-
-
-def _iso(seconds: int | None) -> str | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def rate_limit_update(
@@ -261,20 +278,13 @@ def rate_limit_update(
     UTC; a value Claude Code did not send, or sent unreadable, is left out) and ``model`` (the
     turn's last answer's) as ``_claude/model``, as the reference attaches it."""
     used, size = context if context is not None else (0, 0)
-    limits = []
-    for each in unified_windows(window):
-        entry = {
-            "window": each.window,
-            "status": each.status,
-            "usedFraction": each.utilization,
-            "resetsAt": _iso(each.resets_at),
-        }
-        limits.append({k: v for k, v in entry.items() if v is not None})
+    # issue 52.5: an entry always names its window (limit_entry: None for one that names none)
+    limits = [entry for entry in map(limit_entry, unified_windows(window)) if entry is not None]
     return {
         "sessionUpdate": "usage_update",
         "used": used,
         "size": size,
-        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits}
+        "_meta": {RATE_LIMIT_META: dict(window.raw), **({"rateLimits": limits} if limits else {})}
         | ({"_claude/model": model} if model is not None else {}),
     }
 

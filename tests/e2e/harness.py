@@ -66,7 +66,9 @@ def turn_frame(m: dict[str, Any]) -> bool:
     update = m.get("params", {}).get("update") if m.get("method") == "session/update" else None
     if not isinstance(update, dict):
         return True
-    rate_limit = update.get("sessionUpdate") == "usage_update" and "rateLimits" in (update.get("_meta") or {})
+    # a window's: its neutral list, or (an event naming no window: issue 52.5) the reference's key alone
+    meta = update.get("_meta") or {}
+    rate_limit = update.get("sessionUpdate") == "usage_update" and ("rateLimits" in meta or "_claude/rateLimit" in meta)
     return not (update.get("sessionUpdate") in SESSION_STATE_KINDS or rate_limit or is_title_update(update))
 
 
