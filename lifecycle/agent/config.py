@@ -148,7 +148,9 @@ AGENT_CAPABILITIES: dict[str, object] = {
     "auth": {"logout": {}},
     # The reference's: a ``session/prompt`` sent while a turn runs waits its turn (Claude Code
     # queues it) and is answered with its own reply.
-    "_meta": {"claudeCode": {"promptQueueing": True}},
+    # ``authStatus``: the reference's marker, "this agent pushes ``_auth/status_update``"
+    # (:mod:`lifecycle.agent.auth_status`); always empty.
+    "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
 }
 #: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
 #: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).
