@@ -180,7 +180,8 @@ class AgentConfig:
             ``CLAUDE_CODE_THINKING_DISPLAY``: :func:`lifecycle.agent.environment.thinking_option`].
         settings: Claude Code's ``--settings`` JSON [``CLAUDE_MODEL_CONFIG``:
             :func:`lifecycle.agent.environment.model_config_settings`].
-        hide_claude_auth: offer no Claude subscription login (``--hide-claude-auth``).
+        hide_claude_auth: offer no Claude subscription login, and refuse a session or a turn a
+            claude.ai subscription would pay for (``--hide-claude-auth``).
     """
 
     model: str | None = None
@@ -232,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hide-claude-auth",
         action="store_true",
-        help="offer no Claude subscription login (API keys and the Console login only)",
+        help="offer no Claude subscription login and refuse a session or turn it would pay for (API keys and the "
+        "Console login only)",
     )
     p.add_argument("-v", "--version", action="version", version=_version(), help="print the version and exit")
     p.add_argument(
