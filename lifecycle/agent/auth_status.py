@@ -155,9 +155,11 @@ class AuthStatus:
     Args:
         cli_path: the Claude Code executable (``--cli-path``), else the bundled one.
         env: the environment Claude Code runs in.
+        push: read and push the identity (else only :meth:`refuse_subscription` reads it).
     """
 
-    def __init__(self, cli_path: str | None, env: Mapping[str, str]) -> None:
+    def __init__(self, cli_path: str | None, env: Mapping[str, str], *, push: bool = True) -> None:
+        self._push = push
         self._cli_path = cli_path
         self._env = env
         self._conn: Any = None
@@ -170,9 +172,16 @@ class AuthStatus:
 
     def refresh(self) -> None:
         """Read the identity in the background and push it if it changed (nothing waits)."""
+        if not self._push:
+            return
         task = asyncio.ensure_future(self.read())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def reread(self) -> None:
+        """After ``authenticate`` or ``logout``: a read that starts now, pushed if it changed."""
+        if self._push:
+            await self.read(fresh=True)
 
     async def read(self, *, fresh: bool = False) -> str | None:
         """Read ``claude auth status --json`` (joining a read in flight unless ``fresh``: a read
@@ -187,7 +196,7 @@ class AuthStatus:
             if stdout is not None:
                 log.info("auth_status.unreadable")
             return stdout
-        if payload != self._sent and self._conn is not None:
+        if payload != self._sent and self._conn is not None and self._push:
             self._sent = payload
             log.info("auth_status.push", kind=payload["kind"])
             with contextlib.suppress(Exception):  # a client gone: nothing to tell
@@ -199,16 +208,20 @@ class AuthStatus:
         """Around a prompt: the identity is read at its start (the reference's: a login or logout
         done elsewhere shows), beside the turn, and the read has ended when the prompt is answered;
         ``guard`` (``--hide-claude-auth``): read first, and the turn refused on a subscription."""
-        if guard:
-            await self.refuse_subscription()
+        if guard or not self._push:
+            if guard:
+                await self.refuse_subscription()
             yield
             return
         reading = asyncio.ensure_future(self.read())
+        self._tasks.add(reading)
+        reading.add_done_callback(self._tasks.discard)
         try:
             yield
         finally:
-            with contextlib.suppress(Exception):
-                await reading
+            await asyncio.wait({reading})  # stopped by close() at the agent's end: no matter
+            if not reading.cancelled():
+                reading.exception()  # a read that failed says nothing
 
     async def refuse_subscription(self, early: Any = None) -> None:
         """``--hide-claude-auth``: raise the reference's ``authRequired`` error when a claude.ai

@@ -104,6 +104,8 @@ class ClaudeAcpAgent:
         config: how Claude Code is run.
         client_factory: builds the SDK client for a runtime (tests may pass their own).
         env: the environment used to judge ``authenticate`` (default: this process's).
+        identity: read and push who is signed in (:mod:`lifecycle.agent.auth_status`; :func:`run`
+            turns it on; the ``--hide-claude-auth`` guard reads it either way).
     """
 
     def __init__(
@@ -112,6 +114,7 @@ class ClaudeAcpAgent:
         *,
         client_factory: ClientFactory | None = None,
         env: Mapping[str, str] | None = None,
+        identity: bool = False,
     ) -> None:
         self.config = config or AgentConfig()
         self._env = env if env is not None else os.environ
@@ -127,7 +130,7 @@ class ClaudeAcpAgent:
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
         self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
-        self._auth = Identity(self.config.cli_path, self._env)  # who is signed in (auth_status.py)
+        self._auth = Identity(self.config.cli_path, self._env, push=identity)  # who is signed in
         self._answered = False  # an initialize answered before the agent existed (startup.py)
 
     def on_connect(self, conn: Any) -> None:
@@ -303,7 +306,7 @@ class ClaudeAcpAgent:
             await session.feed(AuthStatus(ok=ok))
         if not ok:
             raise RequestError.auth_required({"details": "No Claude credentials found. Run `claude /login`."})
-        await self._auth.read(fresh=True)
+        await self._auth.reread()
         return AuthenticateResponse()
 
     @_guarded
@@ -325,7 +328,7 @@ class ClaudeAcpAgent:
         log.info("agent.logout", exit_code=code)
         if code != 0:
             raise RequestError.internal_error({"details": "claude auth logout failed."})
-        await self._auth.read(fresh=True)  # a key in the environment survives the logout
+        await self._auth.reread()  # a key in the environment survives the logout
         return {}
 
     @_guarded
@@ -663,7 +666,7 @@ async def run(
     negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile;
     ``interrupted``: once set (SIGINT), every running prompt is answered ``cancelled``
     (:meth:`ClaudeAcpAgent.settle`), then the agent stops."""
-    agent = ClaudeAcpAgent(config)
+    agent = ClaudeAcpAgent(config, identity=True)
     if state is not None:
         agent.accept_initialize(state)
     agent.accept_early(early)
