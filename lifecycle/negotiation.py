@@ -115,6 +115,9 @@ class ClientState:
             ACP registry's validator): each login method then carries its full command.
         terminal_output: ``_meta.terminal_output: true``: the client draws a tool's terminal
             output (the reference adapter's terminal cards).
+        subagents: ``subagents`` is an object (``{}``; omitted or ``null``: not declared): the
+            client shows each subagent as a child session (``subagent_update``; ACP's
+            ``SubagentCapabilities``, the reference adapter 0.101.0's ``clientSupportsSubagents``).
     """
 
     negotiated: bool = False
@@ -125,6 +128,7 @@ class ClientState:
     terminal_auth: bool = False
     terminal_auth_meta: bool = False
     terminal_output: bool = False
+    subagents: bool = False
 
     @property
     def suggestions(self) -> bool:
@@ -151,6 +155,7 @@ class ClientState:
                 terminal_auth=meta_terminal or (isinstance(auth, Mapping) and auth.get("terminal") is True),
                 terminal_auth_meta=meta_terminal,
                 terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
+                subagents=isinstance(caps.get("subagents"), Mapping),
             )
         except Exception:  # a hostile Mapping implementation: nothing declared, never a crash
             return cls()

@@ -18,6 +18,7 @@ from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import PromptSuggestion, Step, read
 from lifecycle.agent.steering import Steering
 from lifecycle.agent.stream import StreamRenderer
+from lifecycle.agent.subagents import ChildSessions
 from lifecycle.agent.suggestions import PromptSuggestions
 from lifecycle.agent.translate import Translation
 from lifecycle.events import Assistant, Result
@@ -51,10 +52,13 @@ def updates(steps: list[Step]) -> list[str]:
     return [u["sessionUpdate"] for step in steps for u in step.updates]
 
 
-def test_the_order_is_own_turns_steering_state_compaction_translation_suggestions() -> None:
+def test_the_order_is_own_turns_steering_state_compaction_children_translation_suggestions() -> None:
     # Steering reads ``own`` (an own result is never held) and must set ``held`` before the
-    # translation lane judges the result; the session state follows whatever the turn.
-    assert (OwnTurns, Steering, SessionState, ContextCompaction, Translation, PromptSuggestions) == LANES
+    # translation lane judges the result; the session state follows whatever the turn; the
+    # child-sessions lane sets ``child`` before the translation lane renders on it.
+    assert (
+        OwnTurns, Steering, SessionState, ContextCompaction, ChildSessions, Translation, PromptSuggestions,
+    ) == LANES  # fmt: skip
     built = lanes()
     assert [type(lane) for lane in built.order] == list(LANES)
     assert built.get(ContextCompaction).updates is True  # built from what the client declared

@@ -16,15 +16,20 @@ Rules
      ``current_mode_update``, ``config_option_update`` and ``available_commands_update``;
   4. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
      updates go before the message's own, and a turn's end (a result) closes one left open;
-  5. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  5. **child sessions** (:class:`lifecycle.agent.subagents.ChildSessions`): for a client that
+     declared ``subagents``, a subagent's announcement and end (``subagent_update``) and its
+     text, and the child session its messages' updates go to (it sets :attr:`Pass.child`);
+     a no-op for other clients;
+  6. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
-     open; a held result not judged, a released one judged);
-  6. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+     open; a held result not judged, a released one judged), on the child session when
+     :attr:`Pass.child` names one;
+  7. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
   (one lane object per session, built from :class:`LaneParts`), and writes only its own part
-  of the pass (own turns: :attr:`Pass.own`).
+  of the pass (own turns: :attr:`Pass.own`; child sessions: :attr:`Pass.child`).
 * Adding a way of handling messages is one module (a class with ``build`` and ``run``) and one
   row of :data:`LANES`.
 
@@ -44,6 +49,7 @@ from .compaction import ContextCompaction
 from .following import SessionState
 from .messages import ClaudeMessage, LaneParts, Pass, Step
 from .steering import Steering
+from .subagents import ChildSessions
 from .suggestions import PromptSuggestions
 from .translate import Translation
 
@@ -62,7 +68,7 @@ class _LaneClass(Protocol):
 
 #: The lanes, in the order every message runs through them (see the module).
 LANES: Final[tuple[_LaneClass, ...]] = (
-    OwnTurns, Steering, SessionState, ContextCompaction, Translation, PromptSuggestions,
+    OwnTurns, Steering, SessionState, ContextCompaction, ChildSessions, Translation, PromptSuggestions,
 )  # fmt: skip
 
 _L = TypeVar("_L")

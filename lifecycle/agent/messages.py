@@ -154,10 +154,13 @@ class ClaudeMessage:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """Updates to show, then an event to judge (either may be empty)."""
+    """Updates to show, then an event to judge (either may be empty); ``session``: the session
+    the updates go to when not the lane's own (a child session: :mod:`lifecycle.agent.subagents`;
+    the event is the session's own ledger's whatever)."""
 
     updates: list[dict[str, Any]] = field(default_factory=list)
     event: Event | None = None
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +191,9 @@ class Pass:
     #: A held result the turn ends with after all (set by the steering lane: Claude Code went idle
     #: without a result answering the steer), translated before this message.
     released: ClaudeMessage | None = None
+    #: The child session the message's updates go to (set by the child-sessions lane: a subagent's
+    #: message for a client that declared ``subagents``); None: the session's own.
+    child: str | None = None
 
     @property
     def ends(self) -> bool:

@@ -204,7 +204,8 @@ class _Session:
         for step in steps:
             if self.closed:
                 return
-            await self.publisher.emit(step.updates if current else [], step.event, runtime=generation)
+            updates = step.updates if current else []
+            await self.publisher.emit(updates, step.event, runtime=generation, session_id=step.session)
         await self._withdraw_questions()
 
     @property
@@ -272,6 +273,8 @@ class _Session:
         if self.compaction.updates:  # the summary rides on the compaction_update (compaction.py)
             hooks["PostCompact"] = [HookMatcher(hooks=[cast(HookCallback, self.compaction.summary_hook)])]
         kw["hooks"] = hooks
+        if self.client.subagents:  # a child session shows its subagent's text (subagents.py)
+            kw["forward_subagent_text"] = True
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
         return ClaudeAgentOptions(**kw)
 
