@@ -7,11 +7,10 @@ foreground ``Agent`` call (seen on the wire in tests/e2e/test_child_sessions.py)
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+from acp_schema import conforms
 from claude_agent_sdk import (
     AssistantMessage,
     TaskNotificationMessage,
@@ -31,7 +30,6 @@ from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.subagents import ChildSessions, end_state, labels
 from lifecycle.negotiation import ClientState
 
-SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "acp-schema" / "subagent-update.schema.json").read_text())
 TURN = "11111111-1111-1111-1111-111111111111"
 AGENT = "toolu_agent"
 CHILD = "abb67fc03e407a853"  # Claude Code's agent id (17 characters, as on the wire)
@@ -40,55 +38,6 @@ FAILED = (
     "Agent terminated early due to an API error: API Error: Server is temporarily limiting requests (not "
     "your usage limit) · Number of requests has exceeded your rate limit (error type rate_limit, HTTP 429)"
 )
-
-
-# ------------------------------------------------------------------ a JSON-schema check of the vendored slice
-
-
-def _conforms(value: Any, schema: dict[str, Any]) -> bool:
-    """Whether ``value`` conforms to ``schema`` (the keywords the vendored slice uses: ``$ref``,
-    ``type``, ``const``, ``properties``, ``required``, ``items``, ``anyOf``, ``allOf``, ``not``,
-    ``minimum``; ``additionalProperties`` is ``true`` or absent there: extra keys pass)."""
-    if "$ref" in schema and not _conforms(value, SCHEMA["$defs"][schema["$ref"].rsplit("/", 1)[1]]):
-        return False
-    kinds = schema.get("type")
-    if kinds is not None:
-        names = kinds if isinstance(kinds, list) else [kinds]
-        if not any(_is(value, name) for name in names):
-            return False
-    if "const" in schema and value != schema["const"]:
-        return False
-    if "minimum" in schema and _is(value, "integer") and value < schema["minimum"]:
-        return False
-    if isinstance(value, dict):
-        if any(key not in value for key in schema.get("required", [])):
-            return False
-        for key, sub in schema.get("properties", {}).items():
-            if key in value and not _conforms(value[key], sub):
-                return False
-    if isinstance(value, list) and "items" in schema and not all(_conforms(v, schema["items"]) for v in value):
-        return False
-    if "anyOf" in schema and not any(_conforms(value, sub) for sub in schema["anyOf"]):
-        return False
-    if "allOf" in schema and not all(_conforms(value, sub) for sub in schema["allOf"]):
-        return False
-    return not ("not" in schema and _conforms(value, schema["not"]))
-
-
-def _is(value: Any, name: str) -> bool:
-    return {
-        "object": isinstance(value, dict),
-        "array": isinstance(value, list),
-        "string": isinstance(value, str),
-        "integer": isinstance(value, int) and not isinstance(value, bool),
-        "boolean": isinstance(value, bool),
-        "null": value is None,
-    }[name]
-
-
-def conforms(update: dict[str, Any]) -> bool:
-    """``update`` is a ``SessionUpdate`` of kind ``subagent_update`` by ACP's schema."""
-    return _conforms(update, {"$ref": "#/$defs/SessionUpdateSubagent"})
 
 
 def test_the_schema_check_can_fail() -> None:
