@@ -7,6 +7,7 @@ foreground ``Agent`` call (seen on the wire in tests/e2e/test_child_sessions.py)
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -22,12 +23,13 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from lifecycle.acp import AcpSubagentUpdate
+from lifecycle.acp import AcpSubagentUpdate, SessionPublisher
 from lifecycle.agent.lanes import LaneParts, Lanes
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import Step, read
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.subagents import ChildSessions, end_state, labels
+from lifecycle.ledger import SessionLedger
 from lifecycle.negotiation import ClientState
 
 TURN = "11111111-1111-1111-1111-111111111111"
@@ -231,3 +233,50 @@ def test_a_hostile_task_message_ends_nothing_and_announces_nothing() -> None:
     assert sent(run(session, updated("completed"))) == []  # no such child
     lane = session.get(ChildSessions)
     assert lane.child_of(AGENT) is None
+
+
+# ------------------------------------------------------------------ the publisher: a child's session, a raw frame
+
+
+class Sink:
+    """A connection recording what it sends: SDK models by session, raw notifications as JSON."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        self.sent.append((session_id, update.model_dump(by_alias=True, exclude_none=True)))
+
+    async def send_notification(self, method: str, params: Any = None) -> None:
+        assert method == "session/update"
+        self.sent.append((params["sessionId"], params["update"]))
+
+
+def test_the_publisher_sends_a_steps_updates_to_the_child_and_the_subagent_update_raw() -> None:
+    sink = Sink()
+    publisher = SessionPublisher(sink, SessionLedger("parent", negotiated=True, epoch="e"))
+    announce = {"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "running"}}
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "It says hello."}}
+    bad = {"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"stopReason": "end_turn"}}
+
+    async def go() -> None:
+        await publisher.emit([announce])
+        await publisher.emit([chunk], session_id=CHILD)
+        await publisher.emit([bad])  # not ACP's: counted, not sent
+
+    asyncio.run(go())
+    assert sink.sent == [("parent", announce), (CHILD, chunk)]
+    assert publisher.failed_sends == 1
+    assert not conforms(bad)  # the model refuses what the schema refuses
+
+
+def test_a_child_runs_from_its_announcement_to_its_end() -> None:
+    # what a ``session/cancel`` naming a child asks (session.py ``cancel_child``): only a running one stops
+    session = lanes(ClientState(subagents=True))
+    lane = session.get(ChildSessions)
+    assert not lane.running(CHILD)
+    run(session, started())
+    assert lane.running(CHILD) and lane.child_of(AGENT) == CHILD
+    assert not lane.running("someone-else") and not lane.running("parent")
+    run(session, notified("killed"))
+    assert not lane.running(CHILD) and lane.child_of(AGENT) == CHILD

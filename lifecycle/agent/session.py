@@ -40,6 +40,7 @@ from .runtime import Launcher, _Runtime
 from .startup_failures import startup_failure
 from .steering import Steering, SteerNotSent
 from .stream import StreamRenderer, TurnUsage
+from .subagents import ChildSessions
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
 from .translate import runtime_end
@@ -102,6 +103,7 @@ class _Session:
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
         self.steering = self.lanes.get(Steering)  # steers of the running turn (steering.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
+        self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
         self.runtime: _Runtime | None = None
@@ -545,6 +547,19 @@ class _Session:
                     await asyncio.wait_for(rt.interrupt(), 10)
                 except Exception as exc:  # a timeout too
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
+
+    async def cancel_child(self, child_id: str) -> None:
+        """``session/cancel`` of a child session of this one (:mod:`lifecycle.agent.subagents`):
+        Claude Code stops that subagent (its end, ``cancelled``, comes as its task's end); the
+        parent's turn goes on. Any other id (unknown, a child that ended) changes nothing."""
+        rt = self.runtime
+        if not self.children.running(child_id) or rt is None or not rt.alive:
+            return
+        log.info("subagent.cancel", session_id=self.id, child_id=child_id)
+        try:
+            await asyncio.wait_for(rt.stop_task(child_id), 10)
+        except Exception as exc:  # a timeout too: the child's end says what became of it
+            log.warning("subagent.cancel_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
         early = self._early

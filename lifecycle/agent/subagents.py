@@ -29,6 +29,9 @@ Rules
   failed, with ``error: {code: -32603, message: <Claude Code's error>}`` when Claude Code gave
   the error's text (a child has no prompt response of its own: its end state is the only place
   its failure is reported). A status nobody knows ends nothing; a second end is ignored.
+* A ``session/cancel`` naming a child announced and not ended (:meth:`ChildSessions.running`)
+  stops that subagent only (:meth:`lifecycle.agent.session._Session.cancel_child`: Claude Code's
+  ``stop_task``); its end comes as any other, ``cancelled``. Any other id changes nothing.
 * A child's failure is not the parent turn's: nothing here feeds the ledger (the parent's prompt
   ends as it would have; docs/acp-agent.md, "Subagents as child sessions").
 
@@ -126,6 +129,10 @@ class ChildSessions:
         """The child session launched by the Agent/Task call ``tool_use_id``, if announced."""
         child = self._children.get(tool_use_id)
         return child.session_id if child is not None else None
+
+    def running(self, session_id: str) -> bool:
+        """Whether ``session_id`` is a child of this session announced and not ended."""
+        return any(c.session_id == session_id and not c.ended for c in self._children.values())
 
     def run(self, p: Pass) -> list[Step]:
         if not self.enabled:

@@ -4,8 +4,9 @@
 API answering the same script, the same user settings (``permissions.defaultMode: "default"``:
 without it the reference starts in ``auto`` and refuses the Agent call against a fake API).
 
-One agent of each serves two prompts (CI time): a foreground ``Agent`` call whose subagent reads a
-file and answers, then one whose subagent's every request gets a 429 until Claude Code gives up.
+One agent of each serves three prompts (CI time): a foreground ``Agent`` call whose subagent reads
+a file and answers, one whose subagent's every request gets a 429 until Claude Code gives up, and
+one whose subagent runs ``sleep 60`` until the client sends ``session/cancel`` naming the child.
 The fake API routes a request by its conversation (the subagent's first message holds its prompt).
 
 Both agents must send, and ours is held to literally:
@@ -17,7 +18,9 @@ Both agents must send, and ours is held to literally:
   ``end_turn``;
 * for the failing subagent, ``state: {state: idle, stopReason: error, error: {code: -32603,
   message: "Agent terminated early due to an API error: …"}}``, and the parent's prompt still
-  ends ``end_turn``, with no record anywhere (a child's failure is not the turn's).
+  ends ``end_turn``, with no record anywhere (a child's failure is not the turn's);
+* for the cancelled child, ``state: {state: idle, stopReason: cancelled}``, and the parent's turn
+  goes on to its answer and ends ``end_turn``.
 
 Every ``subagent_update`` either agent sends conforms to ACP's schema (``acp_schema.py``).
 Where ours differs (docs/parity/README.md, "Subagents as child sessions"): the reference hides
@@ -52,6 +55,7 @@ from .reference import ensure_reference, node_binary
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 READ_PROMPT = "Read note.txt and say what it says (a child session)."
+STOPPED_PROMPT = "Wait a minute, then report (a child session the client cancels)."
 FAILING_PROMPT = "Look around the project (a child session whose requests get 429)."
 #: Claude Code 2.1.337's end of a subagent whose requests failed (its task's error), first words.
 TERMINATED = "Agent terminated early due to an API error: API Error: "
@@ -156,11 +160,18 @@ def script(cwd: Path) -> Conversations:
         text_reply("The subagent read it: hello."),
         agent_call("toolu_failing", "Look around", FAILING_PROMPT),
         text_reply("The subagent could not look."),
+        agent_call("toolu_waiting", "Wait", STOPPED_PROMPT),
+        text_reply("The subagent was stopped."),
+    )
+    waiting = Script(
+        tool_turn(tool_use("Bash", "toolu_sub_sleep", command="sleep 60", description="Wait a minute")),
+        text_reply("Waited."),
     )
     reader = Script(
         tool_turn(tool_use("Read", "toolu_sub_read", file_path=f"{cwd}/note.txt")), text_reply("It says hello.")
     )
-    return Conversations(main, {READ_PROMPT: reader, FAILING_PROMPT: Script(then="http429")})
+    subs = {READ_PROMPT: reader, FAILING_PROMPT: Script(then="http429"), STOPPED_PROMPT: waiting}
+    return Conversations(main, subs)
 
 
 async def prompt(out: Side, conn: Any, text: str) -> tuple[str, int]:
@@ -181,17 +192,34 @@ def records(out: Side) -> list[Any]:
     return found
 
 
-async def both_prompts(impl: str, tmp: Path) -> dict[str, Any]:
+async def cancelled_child(out: Side, conn: Any) -> tuple[str, int]:
+    """A prompt whose subagent runs ``sleep 60``: once its Bash shows on the child's session, the
+    client sends ``session/cancel`` naming the child."""
+    start = len(out.frames)
+    task = asyncio.create_task(conn.prompt(session_id=out.sid, prompt=[acp.text_block("have a subagent wait")]))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 90
+    while not [u for sid, u in out.updates(start) if sid != out.sid and u.get("toolCallId") == "toolu_sub_sleep"]:
+        assert loop.time() < deadline and not task.done(), out.updates(start)
+        await asyncio.sleep(0.05)
+    (child,) = {sid for sid, u in out.updates(start) if sid != out.sid}
+    await conn.cancel(session_id=child)
+    response = await asyncio.wait_for(task, 120)
+    return response.stop_reason, start
+
+
+async def all_prompts(impl: str, tmp: Path) -> dict[str, Any]:
     async with side(impl, tmp) as (out, conn):
         first = await prompt(out, conn, "have a subagent read the note")
         second = await prompt(out, conn, "have a subagent look around")
-        return {"side": out, "first": first, "second": second}
+        third = await cancelled_child(out, conn)
+        return {"side": out, "first": first, "second": second, "third": third}
 
 
 def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path) -> None:
     async def go() -> dict[str, dict[str, Any]]:
-        ours = await both_prompts("ours", tmp_path)
-        reference = await both_prompts("reference", tmp_path)
+        ours = await all_prompts("ours", tmp_path)
+        reference = await all_prompts("reference", tmp_path)
         return {"ours": ours, "reference": reference}
 
     runs = asyncio.run(asyncio.wait_for(go(), 280))
@@ -226,13 +254,27 @@ def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path
         assert parent_text == ["The subagent read it: hello."], impl
         # The failing subagent: its end is idle/error with Claude Code's text; the parent's
         # prompt ended end_turn (above) and no record was made anywhere.
-        announce2, *rest = out.subagent_updates(start2)
+        announce2, *rest = out.subagent_updates(start2, run["third"][1])
         assert announce2["title"] == "Look around" and announce2["state"] == {"state": "running"}, impl
         (failed,) = [u for u in rest if u.get("state", {}).get("state") == "idle"]
         assert failed["sessionId"] == announce2["sessionId"]
         state = failed["state"]
         assert (state["stopReason"], state["error"]["code"]) == ("error", -32603), impl
         assert state["error"]["message"].startswith(TERMINATED) and "HTTP 429" in state["error"]["message"], impl
+        # The child the client cancelled: it ends idle/cancelled; the parent's turn goes on to its
+        # answer and ends end_turn.
+        stop3, start3 = run["third"]
+        assert stop3 == "end_turn", impl
+        announce3, *rest3 = out.subagent_updates(start3)
+        assert announce3["title"] == "Wait", impl
+        ends3 = [u["state"] for u in rest3 if u.get("state", {}).get("state") == "idle"]
+        assert ends3 == [{"state": "idle", "stopReason": "cancelled"}], (impl, rest3)
+        answer3 = [
+            u["content"]["text"]
+            for s, u in out.updates(start3)
+            if s == out.sid and u["sessionUpdate"] == "agent_message_chunk"
+        ]
+        assert answer3 == ["The subagent was stopped."], (impl, answer3)
         assert records(out) == [], impl
         # Every subagent_update is ACP's by its schema.
         for update in out.subagent_updates():
