@@ -56,6 +56,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 READ_PROMPT = "Read note.txt and say what it says (a child session)."
 STOPPED_PROMPT = "Wait a minute, then report (a child session the client cancels)."
+#: The file the cancelled child's Bash writes in the session's folder when it runs (then it sleeps).
+STARTED = "child-bash-started"
 FAILING_PROMPT = "Look around the project (a child session whose requests get 429)."
 #: Claude Code 2.1.337's end of a subagent whose requests failed (its task's error), first words.
 TERMINATED = "Agent terminated early due to an API error: API Error: "
@@ -164,7 +166,9 @@ def script(cwd: Path) -> Conversations:
         text_reply("The subagent was stopped."),
     )
     waiting = Script(
-        tool_turn(tool_use("Bash", "toolu_sub_sleep", command="sleep 60", description="Wait a minute")),
+        tool_turn(
+            tool_use("Bash", "toolu_sub_sleep", command=f"touch {STARTED}; sleep 60", description="Wait a minute")
+        ),
         text_reply("Waited."),
     )
     reader = Script(
@@ -193,13 +197,15 @@ def records(out: Side) -> list[Any]:
 
 
 async def cancelled_child(out: Side, conn: Any) -> tuple[str, int]:
-    """A prompt whose subagent runs ``sleep 60``: once its Bash shows on the child's session, the
-    client sends ``session/cancel`` naming the child."""
+    """A prompt whose subagent runs ``sleep 60``: once its Bash runs (it wrote :data:`STARTED`;
+    a cancel that comes while the Bash's permission question is still open may stop only that
+    tool call, and Claude Code's child then goes on and completes), the client sends
+    ``session/cancel`` naming the child."""
     start = len(out.frames)
     task = asyncio.create_task(conn.prompt(session_id=out.sid, prompt=[acp.text_block("have a subagent wait")]))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + 90
-    while not [u for sid, u in out.updates(start) if sid != out.sid and u.get("toolCallId") == "toolu_sub_sleep"]:
+    while not (out.cwd / STARTED).exists():
         assert loop.time() < deadline and not task.done(), out.updates(start)
         await asyncio.sleep(0.05)
     (child,) = {sid for sid, u in out.updates(start) if sid != out.sid}
