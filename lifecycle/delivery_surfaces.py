@@ -77,10 +77,12 @@ from .events import (
     PromptStarted,
     QueryEnded,
     QueryError,
+    RateLimitWindow,
     Result,
 )
 from .ids import turn_error_id
 from .intents import Forward, Intent, Publish, Settle, legacy_answer, text_update
+from .limits import LIMIT_FAILURES, limit_entry, refused_data
 from .redaction import redact
 from .titles import claude_text, legacy_result_text, present, retry_title
 
@@ -168,6 +170,10 @@ class LedgerPort(Protocol):
 
     def background_failure(self, cond: Condition, text: str, fallback_key: str) -> str | None:
         """Publish a session-scoped failure; its incident id (None for a legacy client)."""
+        ...
+
+    def refused_by(self) -> RateLimitWindow | None:
+        """The usage-limit window Claude Code last reported ``rejected`` and not since allowed."""
         ...
 
     def note(self, what: str, **fields: Any) -> None:
@@ -523,15 +529,19 @@ class TurnFlow:
         if not self._negotiated:
             text = text if legacy_text is None else legacy_text
         title, details = present(text, fallback_key)
+        # Issue 52.2: a limit failure carries the window that refused it, with its reset.
+        refused = self._port.refused_by() if cond.key in LIMIT_FAILURES else None
+        entry = limit_entry(refused) if refused is not None else None
         if self._negotiated:
             turn_id = turn.turn_id
-            self._port.plan(
-                Publish(
-                    turn_error_id(turn_id), turn_id, cond, cond.category, title, details, "fail", prompt_turn=turn_id
-                )
+            publish = Publish(
+                turn_error_id(turn_id), turn_id, cond, cond.category, title, details, "fail", prompt_turn=turn_id
             )
+            publish.limits = (entry,) if entry is not None else ()
+            self._port.plan(publish)
         else:
-            self._port.plan(legacy_answer(turn.turn_id, cond, text, details or title, kind, startup))
+            data = refused_data(refused) if refused is not None else {}
+            self._port.plan(legacy_answer(turn.turn_id, cond, text, details or title, kind, startup, **data))
 
     def _settle_held(self, turn: Turn, result: Result | None) -> None:
         """Settle ``turn`` with the Claude failure it holds, refined by its ``result`` if one came."""

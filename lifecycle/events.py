@@ -14,6 +14,7 @@ from typing import Any, Literal
 from .wire import SessionFailure, attach_record
 
 __all__ = [
+    "MAX_WINDOWS",
     "ApiRetry",
     "Assistant",
     "AuthStatus",
@@ -237,6 +238,12 @@ class HistoryLoaded:
     entries: tuple[HistoryEntry, ...] = field(default_factory=tuple)
 
 
+#: How many windows one reading reports (:func:`lifecycle.claude.unified_windows`, the event's own
+#: first) and how many a ledger remembers (issue 52.5: one bound, so that one event never evicts a
+#: window it is about to report again; Claude Code names five).
+MAX_WINDOWS = 16
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RateLimitWindow:
     """A ``rate_limit_event``: the state of one usage-limit window as Claude Code reports it.
@@ -249,7 +256,10 @@ class RateLimitWindow:
     :func:`lifecycle.claude.unified_windows`); ``utilization`` the
     share used, 0 to 1 (None: not sent, or not a number in that range); ``resets_at`` when the
     window resets, Unix seconds (None: not sent, or not a plausible time); ``raw`` the
-    ``rate_limit_info`` object exactly as Claude Code sent it (camelCase keys).
+    ``rate_limit_info`` object exactly as Claude Code sent it (camelCase keys); ``observed_at``
+    when the embedder read it, Unix seconds (None: not known, as in a recorded trace), the only
+    clock the core sees: a reading whose reset is already past then is of a period that is over
+    (the ledger ends the window's warning; issue 52.5).
 
     The ledger judges it at any time (it is the session's, never a turn's): a window in
     ``allowed_warning`` or ``rejected`` is a session-scoped warning of its own, ended silently by
@@ -262,6 +272,7 @@ class RateLimitWindow:
     utilization: float | None = None
     resets_at: int | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    observed_at: int | None = None
 
 
 Event = (
@@ -328,9 +339,15 @@ class PromptResponseOut:
     turn_id: str
     stop_reason: str
     record: SessionFailure | None = None
+    #: the ledger's own ``_meta`` keys beside the record (``rateLimits``: the window that refused
+    #: the turn, issue 52.2); never the record's place
+    extra_meta: Mapping[str, Any] | None = None
 
     def meta(self, extra: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
-        """The response's ``_meta``: ``extra`` with the record attached (None: no record, no extra)."""
+        """The response's ``_meta``: ``extra`` and :attr:`extra_meta` with the record attached
+        (None: no record, no extra)."""
+        if self.extra_meta:
+            extra = {**(extra or {}), **self.extra_meta}
         return _meta(self.record, extra)
 
     def to_jsonrpc(self) -> dict[str, Any]:

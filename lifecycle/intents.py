@@ -66,6 +66,7 @@ class Publish:
     transition: Transition
     prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
     window: tuple[str, int | None] | None = None  # a usage-limit window's: (its name, its reset time)
+    limits: tuple[dict[str, Any], ...] = ()  # ``rateLimits`` entries beside the record (issue 52.2)
 
 
 @dataclass(slots=True)
@@ -118,7 +119,7 @@ def notice_update(severity: str, title: str, description: str | None) -> dict[st
 
 
 def legacy_error(
-    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None
+    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None, **refused: Any
 ) -> Reject:
     """The JSON-RPC error a legacy client gets, exactly as the reference adapter sends it.
 
@@ -127,8 +128,11 @@ def legacy_error(
     :func:`~lifecycle.titles.legacy_result_text`'s) and ``data: {"errorKind": K}``
     when Claude's failure came with an SDK error kind ``K``; the adapter's own conditions carry the
     reference's ``errorKind`` and, where it has one, its text (:data:`LEGACY_ADAPTER_ERRORS`).
-    A start-up failure (``startup``: Claude Code's ``startup_failure_reason``) is the reference's
-    ``startupFailureError``: Claude Code's own message (redacted) under the reason's code
+    ``refused``: what is known of the usage-limit window that refused the turn
+    (:func:`lifecycle.limits.refused_data`: ``resetsAt``, ``retryAfterSeconds``), beside
+    ``errorKind`` (issue 52.2). A start-up failure (``startup``: Claude Code's
+    ``startup_failure_reason``) is the reference's ``startupFailureError``: Claude Code's own message
+    (redacted) under the reason's code
     (:func:`~lifecycle.conditions.startup_failure_code`), ``data: {"startupFailureReason": R}``.
     """
     if startup:
@@ -141,11 +145,12 @@ def legacy_error(
         message = f"Internal error: {shown}" if with_text else "Internal error"
     else:
         message = f"Internal error: {shown}" if text else "Internal error"
-    return Reject(turn_id, INTERNAL_ERROR, message, {"errorKind": kind} if kind else None)
+    data = {**({"errorKind": kind} if kind else {}), **refused}
+    return Reject(turn_id, INTERNAL_ERROR, message, data or None)
 
 
 def legacy_answer(
-    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None
+    turn_id: str, cond: Condition, text: str, shown: str, kind: str | None, startup: str | None = None, **refused: Any
 ) -> Reject | Settle:
     """How a legacy client's prompt is answered when its turn fails with ``cond``: the reference
     adapter's JSON-RPC error (:func:`legacy_error`), or, for the adapter's own conditions it never
@@ -153,4 +158,4 @@ def legacy_answer(
     result), ``stopReason: end_turn``."""
     if cond.key in LEGACY_END_TURN:
         return Settle(turn_id, "end_turn")
-    return legacy_error(turn_id, cond, text, shown, kind, startup)
+    return legacy_error(turn_id, cond, text, shown, kind, startup, **refused)

@@ -18,7 +18,12 @@ Rules
   one), its title :func:`~lifecycle.titles.window_title` in the embedder's ``zone``. A new title
   is a higher revision of the same id; the same title publishes nothing; ``rejected`` only
   updates a warning already shown (Claude Code's own usage-limit message fails the turn). The
-  window back to ``allowed``, or an event of it with a later reset time, ends it silently.
+  window back to ``allowed``, or an event of it with a later reset time, ends it silently; so does
+  a reading whose reset had passed when it was read (``observed_at``, issue 52.5: a past reset is
+  never titled as upcoming). A reading whose reset lies more than 35 days after it, or of a period
+  older than the one shown, is ignored and noted. At most :data:`~lifecycle.events.MAX_WINDOWS`
+  windows are remembered, the bound of one reading's list, so one event never evicts a window it
+  reports again.
 * Legacy: without negotiation no record and no ``_meta.jetbrains`` is ever produced; failures
   settle the prompt with the JSON-RPC error (-32603, -32000 for authentication; ``end_turn`` for a
   stream that ends without a result) and Claude's text stays in the transcript as it was.
@@ -59,6 +64,7 @@ from .conditions import CONDITIONS, Condition, Recovery
 from .delivery_surfaces import MAX_OPEN_QUESTIONS, TURN_HANDLERS, FlowState, TurnFlow, TurnView
 from .errors import LocalProtocolError, PendingDeliveryError
 from .events import (
+    MAX_WINDOWS,
     AuthStatus,
     Event,
     HistoryLoaded,
@@ -77,6 +83,7 @@ from .events import (
 from .history import is_real_answer, is_replayed_limit
 from .ids import history_error_id, notice_id, session_incident_id, turn_error_id
 from .intents import Forward, Intent, Publish, Recover, Reject, Settle, notice_update, text_update
+from .limits import ignored_reading, refused_after, reset_passed
 from .titles import (
     ResetZone,
     present,
@@ -98,8 +105,6 @@ _MAX_NOTICED_TOOLS = 64
 #: evidence that one did): far above any real session's count; past it the oldest entry is let go
 #: and counted (:attr:`SessionLedger.untracked_notices`), so no report claims less than is active.
 MAX_ACTIVE_NOTICES = 4096
-#: How many windows the ledger remembers (Claude Code names five); past it the oldest is let go.
-_MAX_WINDOWS = 16
 #: The update a record rides on (the record is attached when the message is sent: ``SessionUpdateOut.meta``).
 _INFO_UPDATE: dict[str, Any] = {"sessionUpdate": "session_info_update"}
 
@@ -143,6 +148,9 @@ class _TurnPort:
     def note(self, what: str, **fields: Any) -> None:
         self._ledger._note(what, **fields)
 
+    def refused_by(self) -> RateLimitWindow | None:
+        return self._ledger._refused
+
 
 class SessionLedger:
     """The lifecycle of every incident of one ACP session.
@@ -176,6 +184,7 @@ class SessionLedger:
         "_notices",
         "_observer",
         "_outbox",
+        "_refused",
         "_replay_ids",
         "_replay_prompt",
         "_replay_prompt_used",
@@ -226,6 +235,7 @@ class SessionLedger:
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
         # window -> (its incident id, None for a notice; the title the client saw; its reset time)
         self._windows: dict[str, tuple[str | None, str, int | None]] = {}
+        self._refused: RateLimitWindow | None = None  # the window last reported rejected (issue 52.2)
         self._zone = zone
 
     # ------------------------------------------------------------------ read-only views
@@ -433,9 +443,22 @@ class SessionLedger:
     def _on_rate_limit_window(self, ev: RateLimitWindow) -> None:
         key = ev.window or ""
         shown = self._windows.get(key)
+        ignored = ignored_reading(ev, shown[2] if shown is not None else None)
+        if ignored is not None:
+            self._note(ignored)  # issue 52.6: a reading ignored, and counted
+            return
+        self._refused = refused_after(self._refused, ev)  # what a limit failure carries (issue 52.2)
         if shown is not None and (ev.status == "allowed" or _later(ev.resets_at, shown[2])):
             self._end_window(key)  # the window reset: silently, no tombstone
             shown = None
+        if reset_passed(ev):
+            # Issue 52.5: the period this reading is about is over; its warning (the shown one's
+            # reset is no later) would title a past reset as upcoming: it ends, nothing is shown.
+            if shown is not None:
+                self._end_window(key)
+            if ev.status != "allowed":
+                self._note("rate_limit_window_reset_passed")
+            return
         if ev.status != "allowed_warning" and (ev.status != "rejected" or shown is None):
             # allowed, another window's reading without a status, or a limit reached with no
             # warning shown (Claude Code's own usage-limit message fails the turn): nothing to show
@@ -459,7 +482,7 @@ class SessionLedger:
     def _remember_window(self, key: str, shown: tuple[str | None, str, int | None]) -> None:
         self._windows.pop(key, None)
         self._windows[key] = shown
-        while len(self._windows) > _MAX_WINDOWS:  # memory bound: let the oldest go
+        while len(self._windows) > MAX_WINDOWS:  # memory bound (one reading's at most): let the oldest go
             self._end_window(next(iter(self._windows)))
 
     def _end_window(self, key: str) -> None:
@@ -574,7 +597,10 @@ class SessionLedger:
             actions=intent.condition.actions,
         )
         if intent.prompt_turn is not None:
-            return PromptResponseOut(turn_id=intent.prompt_turn, stop_reason="end_turn", record=record)
+            extra = {"rateLimits": list(intent.limits)} if intent.limits else None
+            return PromptResponseOut(
+                turn_id=intent.prompt_turn, stop_reason="end_turn", record=record, extra_meta=extra
+            )
         return SessionUpdateOut(session_id=self._session_id, update=_INFO_UPDATE, record=record)
 
     def _commit(self, intent: Publish) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from .wire import AIR_VERSION, air_of, with_air
 
 __all__ = [
+    "BACKGROUND_SUBAGENTS",
     "CAPABILITY",
     "ClientState",
     "agent_capabilities_meta",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 CAPABILITY = "sessionFailure"
+#: The AIR capability of a client that keeps listening after a prompt's answer (the reference's
+#: ``AIR_BACKGROUND_SUBAGENTS_CAPABILITY``): its turns are not held for background subagents.
+BACKGROUND_SUBAGENTS = "backgroundSubagents"
 
 
 def version_is_supported(version: object) -> bool:
@@ -54,6 +58,12 @@ def negotiate(client_capabilities: object) -> bool:
 
     Accepts the raw ``clientCapabilities`` JSON object or an ACP SDK ``ClientCapabilities`` model.
     """
+    return _air_declares(client_capabilities, CAPABILITY)
+
+
+def _air_declares(client_capabilities: object, capability: str) -> bool:
+    """True when ``_meta.jetbrains.air`` has a supported ``version`` and lists ``capability``
+    (the reference adapter's ``clientSupportsAirCapability``); never raises."""
     try:
         air = air_of(_client_meta(client_capabilities))
         if air is None:
@@ -63,7 +73,7 @@ def negotiate(client_capabilities: object) -> bool:
         caps = air.get("capabilities")
         if isinstance(caps, (str, bytes)) or not isinstance(caps, Sequence):
             return False
-        return any(type(c) is str and c == CAPABILITY for c in caps)
+        return any(type(c) is str and c == capability for c in caps)
     except Exception:  # a hostile Mapping/Sequence implementation: legacy, never a crash
         return False
 
@@ -115,6 +125,11 @@ class ClientState:
             ACP registry's validator): each login method then carries its full command.
         terminal_output: ``_meta.terminal_output: true``: the client draws a tool's terminal
             output (the reference adapter's terminal cards).
+        background_subagents: AIR's ``backgroundSubagents`` capability (with a supported
+            version): the client keeps listening after a prompt's answer, so a turn is not held
+            open for the background subagents it started (:mod:`lifecycle.agent.hold`).
+        plan: ``plan`` is given and not ``null`` (ACP plan operations; the reference's
+            ``supportsPlanOperations``): an approved plan is also sent as a Markdown ``plan_update``.
         subagents: ``subagents`` is an object (``{}``; omitted or ``null``: not declared): the
             client shows each subagent as a child session (``subagent_update``; ACP's
             ``SubagentCapabilities``, the reference adapter 0.101.0's ``clientSupportsSubagents``).
@@ -128,6 +143,8 @@ class ClientState:
     terminal_auth: bool = False
     terminal_auth_meta: bool = False
     terminal_output: bool = False
+    background_subagents: bool = False
+    plan: bool = False
     subagents: bool = False
 
     @property
@@ -155,6 +172,8 @@ class ClientState:
                 terminal_auth=meta_terminal or (isinstance(auth, Mapping) and auth.get("terminal") is True),
                 terminal_auth_meta=meta_terminal,
                 terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
+                background_subagents=_air_declares(caps, BACKGROUND_SUBAGENTS),
+                plan=caps.get("plan") is not None,
                 subagents=isinstance(caps.get("subagents"), Mapping),
             )
         except Exception:  # a hostile Mapping implementation: nothing declared, never a crash

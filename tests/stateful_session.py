@@ -652,7 +652,9 @@ class AdapterSession(RuleBasedStateMachine):
         resets_at = resets[min(period, len(resets) - 1)]
         flow, running = self.ledger.flow, self.running
         shown = self.windows.get(window)
-        ended = shown is not None and (status == "allowed" or resets_at > shown[2])
+        # Issue 52.6: a reading of a period older than the one shown (out of order) is ignored.
+        stale = shown is not None and resets_at < shown[2]
+        ended = not stale and shown is not None and (status == "allowed" or resets_at > shown[2])
         if ended:
             del self.windows[window]
         had = max(self.client.received.get(shown[0], [0])) if shown is not None else 0
@@ -668,6 +670,7 @@ class AdapterSession(RuleBasedStateMachine):
         title = "You've used " + template.format(share="all" if status == "rejected" else f"{round(share * 100)}%")
         current = None if ended else shown
         quiet = status == "allowed" or (status == "rejected" and current is None) or (current or ("", ""))[1] == title
+        quiet = quiet or stale
         if not self.negotiated or quiet:
             assert self.sent == [], (self.step, self.sent)
             return

@@ -113,5 +113,8 @@ def test_an_own_results_usage_is_shown_but_counted_in_no_prompt() -> None:
     end.model_usage = {"claude-opus-5-5": {"contextWindow": 1000}}  # type: ignore[typeddict-item]
     (step,) = own_steps(read(end), renderer, mcp, prompt_open=True)
     assert step.event is None
-    assert step.updates == [{"sessionUpdate": "usage_update", "used": 30, "size": 1000}]
+    # the answer's model and the result's origin, under the reference's keys (acp-agent.js: attachUsageModel,
+    # ``_claude/origin`` on an autonomous result's usage_update)
+    meta = {"_claude/model": "claude-opus-5-5", "_claude/origin": {"kind": "task-notification"}}
+    assert step.updates == [{"sessionUpdate": "usage_update", "used": 30, "size": 1000, "_meta": meta}]
     assert not any(renderer.turn_usage.values())

@@ -13,6 +13,7 @@ from sdk_messages import result_message
 from lifecycle.agent.background import OwnTurns
 from lifecycle.agent.compaction import ContextCompaction
 from lifecycle.agent.following import SessionState
+from lifecycle.agent.hold import BackgroundHold
 from lifecycle.agent.lanes import LANES, LaneParts, Lanes
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import PromptSuggestion, Step, read
@@ -52,13 +53,16 @@ def updates(steps: list[Step]) -> list[str]:
     return [u["sessionUpdate"] for step in steps for u in step.updates]
 
 
-def test_the_order_is_own_turns_steering_state_compaction_children_translation_suggestions() -> None:
+def test_the_order_is_own_turns_steering_state_compaction_hold_children_translation_suggestions() -> None:
     # Steering reads ``own`` (an own result is never held) and must set ``held`` before the
-    # translation lane judges the result; the session state follows whatever the turn; the
-    # child-sessions lane sets ``child`` before the translation lane renders on it.
-    assert (
-        OwnTurns, Steering, SessionState, ContextCompaction, ChildSessions, Translation, PromptSuggestions,
-    ) == LANES  # fmt: skip
+    # translation lane judges the result; the session state follows whatever the turn; the hold
+    # reads ``own`` and ``released`` and sets ``hold`` before translation; the child-sessions lane
+    # sets ``child`` before the translation lane renders on it.
+    order = (
+        OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, ChildSessions, Translation,
+        PromptSuggestions,
+    )  # fmt: skip
+    assert order == LANES
     built = lanes()
     assert [type(lane) for lane in built.order] == list(LANES)
     assert built.get(ContextCompaction).updates is True  # built from what the client declared

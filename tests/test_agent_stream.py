@@ -163,8 +163,11 @@ def test_usage_of_the_turn_and_the_context_after_the_last_answer() -> None:
         model_usage={MODEL: {"contextWindow": 200000}},
     )
     assert r.result(result) == [
-        {"sessionUpdate": "usage_update", "used": 125, "size": 200000, "cost": {"amount": 0.25, "currency": "USD"}}
-    ]
+        {
+            "sessionUpdate": "usage_update", "used": 125, "size": 200000, "cost": {"amount": 0.25, "currency": "USD"},
+            "_meta": {"_claude/model": "claude-sonnet-4-5"},  # the answer's model (the reference's attachUsageModel)
+        }
+    ]  # fmt: skip
     assert r.turn_usage.to_wire() == {
         "totalTokens": 125,
         "inputTokens": 100,
@@ -190,11 +193,11 @@ def test_a_compact_boundary_shows_the_context_claude_code_kept_at_once() -> None
     r.assistant(message)
     r.result(result_message(model_usage={MODEL: {"contextWindow": 200000}}))
     assert r.compacted(boundary(trigger="manual", pre_tokens=920, post_tokens=2609)) == [
-        {"sessionUpdate": "usage_update", "used": 2609, "size": 200000}
+        {"sessionUpdate": "usage_update", "used": 2609, "size": 200000, "_meta": {"_claude/model": "claude-sonnet-4-5"}}
     ]
     assert r.context() == (2609, 200000)
     assert r.compacted(boundary(trigger="auto", pre_tokens=920)) == [
-        {"sessionUpdate": "usage_update", "used": 0, "size": 200000}
+        {"sessionUpdate": "usage_update", "used": 0, "size": 200000, "_meta": {"_claude/model": "claude-sonnet-4-5"}}
     ]
     assert r.compacted(SystemMessage(subtype="init", data={"type": "system", "subtype": "init"})) == []
 
@@ -227,7 +230,8 @@ def test_the_context_used_is_the_streamed_messages_final_count() -> None:
     message.usage = {"input_tokens": 12, "output_tokens": 1}  # what the consolidated message repeats
     r.assistant(message)
     result = result_message(model_usage={MODEL: {"contextWindow": 1000}})
-    assert r.result(result) == [{"sessionUpdate": "usage_update", "used": 21, "size": 1000}]
+    model = {"_claude/model": "claude-sonnet-4-5"}  # the streamed answer's model (the reference's attachUsageModel)
+    assert r.result(result) == [{"sessionUpdate": "usage_update", "used": 21, "size": 1000, "_meta": model}]
 
 
 def test_a_tool_claude_code_refused_to_run_never_says_in_progress() -> None:
@@ -261,3 +265,47 @@ def test_a_refusal_explanation_comes_from_the_streams_message_delta() -> None:
     assert r.refusal() is None
 
 
+
+
+def _exit_plan(renderer: StreamRenderer, structured: Any, *, is_error: bool = False) -> list[dict[str, Any]]:
+    plan_use = ToolUseBlock(id="toolu_plan", name="ExitPlanMode", input={"plan": " 1. from the input \n"})
+    renderer.assistant(AssistantMessage(content=[plan_use], model=MODEL))
+    done = ToolResultBlock(tool_use_id="toolu_plan", content="User has approved your plan.", is_error=is_error)
+    return [u for u in renderer.user(UserMessage(content=[done], tool_use_result=structured)) if "plan" in u]
+
+
+def test_an_approved_plan_is_a_markdown_plan_update_for_a_plan_client() -> None:
+    """exit-plan.js ``approvedPlan`` and ``planModeUpdate``: the structured result's plan, else the
+    input's, trimmed; id ``plan-mode`` (AIR: joined to the review's tool call id)."""
+    markdown = {"type": "markdown", "planId": "plan-mode", "content": "1. edited"}
+    assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "1. edited"}) == [
+        {"sessionUpdate": "plan_update", "plan": markdown}
+    ]
+    (from_input,) = _exit_plan(StreamRenderer("/p", plan=True, air=True), None)
+    assert from_input["plan"] == {"type": "markdown", "planId": "plan-mode:toolu_plan", "content": "1. from the input"}
+    assert _exit_plan(StreamRenderer("/p"), {"plan": "1. edited"}) == []  # the client declared no plan operations
+    assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "x"}, is_error=True) == []  # not approved
+    assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "x", "isAgent": True}) == []  # a subagent's
+    assert _exit_plan(StreamRenderer("/p", plan=True), {"plan": "   "}) == []  # empty
+
+
+def test_a_plain_client_gets_the_tools_structured_result_before_the_result() -> None:
+    """The reference's ``PostToolUse`` report to a plain client (``renderer.js`` ``hookResult``):
+    ``_meta.claudeCode.toolResponse`` and ``toolName`` on an update of its own; AIR gets none here."""
+    response = {"stdout": "hi", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
+
+    def updates(renderer: StreamRenderer, structured: Any) -> list[dict[str, Any]]:
+        use = ToolUseBlock(id="t1", name="Bash", input={"command": "x"})
+        renderer.assistant(AssistantMessage(content=[use], model=MODEL))
+        done = ToolResultBlock(tool_use_id="t1", content="hi", is_error=False)
+        return renderer.user(UserMessage(content=[done], tool_use_result=structured))
+
+    plain = updates(StreamRenderer("/p"), response)
+    assert plain[1] == {
+        "_meta": {"claudeCode": {"toolResponse": response, "toolName": "Bash"}},
+        "toolCallId": "t1",
+        "sessionUpdate": "tool_call_update",
+    }
+    assert plain[2]["status"] == "completed"
+    assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p", air=True), response))
+    assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p"), None))

@@ -107,6 +107,8 @@ def test_an_event_after_a_result_reuses_the_last_used_and_size() -> None:
         {"window": "five_hour", "usedFraction": 0.1, "resetsAt": "2026-12-04T22:02:03Z"},
     ]
     assert update["_meta"]["_claude/rateLimit"] == WEEKLY_INFO
+    # the model of the turn's answer, as the reference attaches it to every usage_update (attachUsageModel)
+    assert update["_meta"]["_claude/model"] == "claude-sonnet-4-5"
 
 
 def test_a_cancelled_turn_still_shows_the_sessions_window() -> None:
@@ -185,3 +187,19 @@ def test_what_a_message_replaces_is_read_once_and_bounded() -> None:
     assert read(_replacing(["a", "b"])).replaces == ("a", "b")
     assert read(_replacing([f"u{i}" for i in range(100)])).replaces == tuple(f"u{i}" for i in range(64))
     assert read(UNPARSABLE).replaces == ()
+
+
+def test_a_reading_of_no_named_window_adds_no_entry() -> None:
+    """Issue 52.5: every turn on a claude.ai login sent ``[{"status": "allowed"}]``; an entry
+    always names its window, so a reading of none leaves ``rateLimits`` out (the raw object, the
+    reference's key, is still there)."""
+    update = one_update(event({"status": "allowed"}), StreamRenderer("/p"))
+    assert update["_meta"] == {"_claude/rateLimit": {"status": "allowed"}}
+
+
+def test_every_window_judged_carries_the_time_it_was_read() -> None:
+    """Issue 52.5: the ledger's one clock is the reading's ``observed_at`` (Unix seconds); a
+    reading made now is later than 2020-01-01T00:00:00Z (1577836800)."""
+    steps, _ = translate(read(event(WEEKLY_INFO)), StreamRenderer("/p"), McpServers(), quiet=False)
+    read_at = [s.event.observed_at for s in steps if isinstance(s.event, RateLimitWindow)]
+    assert len(read_at) == 2 and all(isinstance(t, int) and t > 1577836800 for t in read_at)

@@ -45,6 +45,7 @@ CORE = (
     "ids",
     "negotiation",
     "conditions",
+    "families",
     "titles",
     "redaction",
     "redaction_found",
@@ -52,6 +53,7 @@ CORE = (
     "redaction_credentials",
     "redaction_shapes",
     "events",
+    "limits",
     "answers",
     "intents",
     "incident",
@@ -71,6 +73,7 @@ NOT_CORE = (
     "lifecycle.cli",
     "lifecycle.claude",
     "lifecycle.acp",
+    "lifecycle.proxy",
     "lifecycle.log",
     "lifecycle.examples",
 )

@@ -39,7 +39,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 WORKSHOP = ("workshop/", "lifecycle/tools/")
 #: the product command's commands: each runs from an installed wheel (the developer tools are
 #: ``python -m workshop``'s)
-COMMANDS = ("acp", "conformance", "replay", "schema", "trace")
+COMMANDS = ("acp", "conformance", "proxy", "replay", "schema", "trace")
 #: what the product wheel must hold (issue 33, point 2): one file of each part
 PRODUCT = (
     "lifecycle/__init__.py",
@@ -54,6 +54,7 @@ PRODUCT = (
     "lifecycle/cli/replay.py",
     "lifecycle/examples/rate-limit-then-recovery.jsonl",
     "lifecycle/conformance/__init__.py",
+    "lifecycle/proxy/relay.py",
 )
 
 
@@ -213,6 +214,14 @@ def test_a_developer_tool_is_no_command_of_the_wheel(wheel: Path, tmp_path: Path
     assert f"invalid choice: {command!r}" in res.stderr
 
 
+def test_the_unpacked_wheel_runs_an_agent_behind_the_proxy(wheel: Path, tmp_path: Path) -> None:
+    # issue 53.1: `lifecycle proxy -- AGENT` from an installed wheel; the proxy exits with its agent
+    res = _run_unpacked(
+        wheel, tmp_path, "from lifecycle.cli import main\nsys.exit(main(['proxy', '--', 'sh', '-c', 'exit 3']))\n"
+    )
+    assert (res.returncode, res.stdout, res.stderr) == (3, "", "")
+
+
 def test_the_unpacked_wheel_runs_the_bundled_example(wheel: Path, tmp_path: Path) -> None:
     res = _run_unpacked(
         wheel,
@@ -250,7 +259,7 @@ def test_both_initialize_paths_give_the_registry_validator_terminal_logins() -> 
             protocol_version=1, client_capabilities=req.client_capabilities, client_info=req.client_info
         )
     )
-    methods = sdk.model_dump(mode="json", by_alias=True, exclude_none=True)["authMethods"]
+    methods = sdk["authMethods"]  # the slow path answers JSON too (the SDK's model drops systemPrompt)
     assert methods == fast[0]["authMethods"]
     assert [(m["id"], m.get("type"), m.get("_meta", {}).get("terminal-auth", {}).get("label")) for m in methods] == [
         ("claude-ai-login", "terminal", "Claude Login"),

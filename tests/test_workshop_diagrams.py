@@ -193,7 +193,7 @@ def test_every_file_with_markers_is_updated_and_checked(
     (tmp_path / "docs").mkdir()
     readme, first, second = tmp_path / "README.md", tmp_path / "docs" / "a.md", tmp_path / "docs" / "b.md"
     readme.write_text("# r\n" + _empty_blocks("example-trace", "conditions"))
-    first.write_text("# a\n" + _empty_blocks("incident-diagram") + "tail\n")
+    first.write_text("# a\n" + _empty_blocks("families", "incident-diagram") + "tail\n")
     second.write_text("# b\n" + _empty_blocks("session-flow-diagram", "conditions"))
     (tmp_path / "docs" / "notes.txt").write_text(_empty_blocks("conditions"))  # not Markdown: not touched
     assert block_files(tmp_path) == [readme, first, second]

@@ -40,6 +40,7 @@ from statemachine import State, StateMachine
 
 from lifecycle.answers import RECOVERY_EVENTS
 from lifecycle.conditions import render_conditions_markdown
+from lifecycle.families import render_families_markdown
 from lifecycle.incident import IncidentMachine
 from lifecycle.session_flow import SessionFlow
 
@@ -88,7 +89,7 @@ MACHINES: dict[str, tuple[type[StateMachine], str, str]] = {
 }
 
 #: The generated blocks, by marker name, in the order :func:`generated_blocks` renders them.
-BLOCKS = ("example-trace", "incident-diagram", "session-flow-diagram", "conditions")
+BLOCKS = ("example-trace", "incident-diagram", "session-flow-diagram", "conditions", "families")
 
 #: The bundled example the ``example-trace`` block shows (``lifecycle trace --example NAME``).
 EXAMPLE = "rate-limit-then-recovery"
@@ -375,6 +376,7 @@ def generated_blocks() -> dict[str, str]:
         "incident-diagram": f"```mermaid\n{render_mermaid(IncidentMachine)}```\n",
         "session-flow-diagram": f"```mermaid\n{render_mermaid(SessionFlow)}```\n",
         "conditions": render_conditions_markdown(),
+        "families": render_families_markdown(),
     }
     assert tuple(blocks) == BLOCKS
     return blocks

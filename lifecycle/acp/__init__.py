@@ -82,10 +82,12 @@ from ..wire import SessionFailure, attach_record
 __all__ = [
     "COMPACTION_UPDATE",
     "NOTICE_UPDATE",
+    "PLAN_UPDATE",
     "SUBAGENT_UPDATE",
     "VERBATIM_UPDATES",
     "AcpCompactionUpdate",
     "AcpNotice",
+    "AcpPlanUpdate",
     "AcpSubagentUpdate",
     "NotificationSink",
     "SessionPublisher",
@@ -121,6 +123,8 @@ class NotificationSink(Protocol):
 NOTICE_UPDATE = "notice"
 #: The ``sessionUpdate`` of a context compaction's state (newer than the ACP SDK's schema).
 COMPACTION_UPDATE = "compaction_update"
+#: The ``sessionUpdate`` of a Markdown plan (ACP plan operations; newer than the ACP SDK's schema).
+PLAN_UPDATE = "plan_update"
 #: A child session's announcement and state (ACP ``SubagentUpdate``; :mod:`lifecycle.agent.subagents`).
 SUBAGENT_UPDATE = "subagent_update"
 
@@ -362,6 +366,39 @@ class AcpSubagentUpdate(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class AcpMarkdownPlan(BaseModel):
+    """The ``plan`` of a ``plan_update``: a Markdown plan and its id."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    type: Literal["markdown"]
+    plan_id: StrictStr = Field(alias="planId")
+    content: StrictStr
+
+
+class AcpPlanUpdate(BaseModel):
+    """A ``plan_update`` (the reference adapter 0.101.0's ``exit-plan.js`` ``planModeUpdate``):
+    the plan Claude had approved, as Markdown."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    session_update: Literal["plan_update"] = Field(alias="sessionUpdate")
+    plan: AcpMarkdownPlan
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+#: The updates newer than the ACP SDK's schema that the publisher sends raw, each checked by its model
+#: (a ``notice`` is the ledger's: :meth:`SessionPublisher._deliver`).
+_RAW_UPDATES: dict[object, type[AcpCompactionUpdate] | type[AcpPlanUpdate] | type[AcpSubagentUpdate]] = {
+    COMPACTION_UPDATE: AcpCompactionUpdate,
+    PLAN_UPDATE: AcpPlanUpdate,
+    SUBAGENT_UPDATE: AcpSubagentUpdate,
+}
+
+
 def notice_update(update: Mapping[str, Any]) -> AcpNotice:
     """The checked model of one ACP ``notice`` update.
 
@@ -399,14 +436,6 @@ def _mask_strings(value: Any, mask: Callable[[str], str], key: str | None = None
 
 class _Undeliverable(Exception):
     """A prompt settlement with no handler waiting for it."""
-
-
-#: The update kinds newer than the ACP SDK's schema that :meth:`SessionPublisher.show` sends raw,
-#: each checked by its own model (a ``notice`` is the ledger's: :meth:`SessionPublisher._deliver`).
-_RAW_UPDATES: dict[object, type[AcpCompactionUpdate] | type[AcpSubagentUpdate]] = {
-    COMPACTION_UPDATE: AcpCompactionUpdate,
-    SUBAGENT_UPDATE: AcpSubagentUpdate,
-}
 
 
 class SessionPublisher:

@@ -67,7 +67,8 @@ once: the record every lane takes), ``lanes`` (the ordered table of lanes a mess
 through), ``translate`` (the translation lane: one message as the updates it shows and the event
 the ledger judges), ``stored`` (stored sessions read for load and
 list), ``replay`` (a loaded session's stored messages shown as live), ``background`` (Claude
-Code's own turns: a background task's notification, told apart from the prompt's), ``compaction``
+Code's own turns: a background task's notification, told apart from the prompt's), ``hold`` (a
+prompt held open until the background subagents it started have answered), ``compaction``
 (Claude Code compacting its context, as a tool call or ``compaction_update``), ``prompt`` (the ACP
 prompt as Claude's user message), ``mcp`` (the client's MCP servers as Claude Code's option; a
 failed one as a notice), ``modes`` (permission mode, model, effort and slash commands an editor
@@ -78,7 +79,9 @@ could not start: its reason, and how the request that started it fails), ``sessi
 options taken), ``steering`` (a message a
 client injects into the running turn, ``_session/steering``, and the lane that keeps that turn
 open until a result answers it), ``following`` (what Claude Code changes of the session's settings
-by itself: its mode, its model, its slash commands, shown to the editor's pickers). This package imports ``config`` and
+by itself: its mode, its model, its slash commands, shown to the editor's pickers), ``usage`` (``/usage`` as
+the reference renders Claude Code's usage reading), ``meter`` (the account's windows when a
+session's Claude Code starts). This package imports ``config`` and
 ``startup`` only; every other name is imported on first use, so ``lifecycle acp``
 answers ``initialize`` before the ACP SDK and the Claude SDK are loaded.
 """

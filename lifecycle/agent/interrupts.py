@@ -9,7 +9,8 @@ Rules
   ``client``). The hook's output is ignored by Claude Code: the callback answers ``{}``, never
   raises and changes nothing Claude Code does.
 * Each value is read against its closed vocabulary; anything else (a new value, a wrong type) is
-  ``unrecognized``, never its text. The report is logged with the session id and these states only
+  ``unrecognized``, never its text. The report is logged with the session and turn ids, these
+  states, and whether the client had cancelled the turn already (``cancelled``) only
   (``turn.interrupted``), never a path or text the hook input carries.
 * Where it matters to the lifecycle: a turn the client did not cancel that Claude Code ended by an
   interrupt (a permission denied with ``interrupt`` by a ``PermissionRequest`` hook of the user's
@@ -31,7 +32,7 @@ Claude Code) and the translation lane (which asks :meth:`settles` at a result).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -80,10 +81,17 @@ def read_interruption(data: object) -> Interruption | None:
 class Interruptions:
     """One session's ``Interrupt`` reports (see the module)."""
 
-    __slots__ = ("_last", "session_id")
+    __slots__ = ("_cancelled", "_last", "_turn", "session_id")
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        turn: Callable[[], str | None] = lambda: None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.session_id = session_id
+        self._turn = turn  # the prompt in flight (for the log)
+        self._cancelled = cancelled  # the turn was cancelled already (the client's cancel; for the log)
         self._last: Interruption | None = None
 
     async def hook(self, data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
@@ -93,8 +101,8 @@ class Interruptions:
         if report is None:
             return {}
         self._last = report
-        log.info("turn.interrupted", session_id=self.session_id, source=report.source, reason=report.reason,
-                 via=report.via)  # fmt: skip
+        log.info("turn.interrupted", session_id=self.session_id, turn_id=self._turn(), source=report.source,
+                 reason=report.reason, via=report.via, cancelled=self._cancelled())  # fmt: skip
         return {}
 
     def take(self) -> Interruption | None:

@@ -16,20 +16,25 @@ Rules
      ``current_mode_update``, ``config_option_update`` and ``available_commands_update``;
   4. **compaction** (:class:`lifecycle.agent.compaction.ContextCompaction`): a compaction's
      updates go before the message's own, and a turn's end (a result) closes one left open;
-  5. **child sessions** (:class:`lifecycle.agent.subagents.ChildSessions`): for a client that
+  5. **hold** (:class:`lifecycle.agent.hold.BackgroundHold`) keeps the prompt open while
+     background subagents it started still work: it holds the prompt's result (it sets
+     :attr:`Pass.hold`; translation shows the result's updates and leaves its event) and gives it
+     back, as a step after every lane's (:attr:`Pass.after`), once they have answered;
+  6. **child sessions** (:class:`lifecycle.agent.subagents.ChildSessions`): for a client that
      declared ``subagents``, a subagent's announcement and end (``subagent_update``) and its
      text, and the child session its messages' updates go to (it sets :attr:`Pass.child`);
      a no-op for other clients;
-  6. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  7. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
      open; a held result not judged, a released one judged), on the child session when
      :attr:`Pass.child` names one;
-  7. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+  8. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
   (one lane object per session, built from :class:`LaneParts`), and writes only its own part
-  of the pass (own turns: :attr:`Pass.own`; child sessions: :attr:`Pass.child`).
+  of the pass (own turns: :attr:`Pass.own`; hold: :attr:`Pass.hold` and :attr:`Pass.after`, the
+  steps sent after every lane's; child sessions: :attr:`Pass.child`).
 * Adding a way of handling messages is one module (a class with ``build`` and ``run``) and one
   row of :data:`LANES`.
 
@@ -47,6 +52,7 @@ from typing import Final, Protocol, TypeVar, cast
 from .background import OwnTurns
 from .compaction import ContextCompaction
 from .following import SessionState
+from .hold import BackgroundHold
 from .messages import ClaudeMessage, LaneParts, Pass, Step
 from .steering import Steering
 from .subagents import ChildSessions
@@ -68,7 +74,8 @@ class _LaneClass(Protocol):
 
 #: The lanes, in the order every message runs through them (see the module).
 LANES: Final[tuple[_LaneClass, ...]] = (
-    OwnTurns, Steering, SessionState, ContextCompaction, ChildSessions, Translation, PromptSuggestions,
+    OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, ChildSessions, Translation,
+    PromptSuggestions,
 )  # fmt: skip
 
 _L = TypeVar("_L")
@@ -96,4 +103,4 @@ class Lanes:
         steps: list[Step] = []
         for lane in self.order:
             steps += lane.run(p)
-        return steps, p.ends
+        return steps + p.after, p.ends

@@ -191,6 +191,8 @@ class Pass:
     #: A held result the turn ends with after all (set by the steering lane: Claude Code went idle
     #: without a result answering the steer), translated before this message.
     released: ClaudeMessage | None = None
+    hold: bool = False  # the prompt's result is held (set by the hold lane; translation leaves its event)
+    after: list[Step] = field(default_factory=list)  # steps sent after every lane's (the hold lane's)
     #: The child session the message's updates go to (set by the child-sessions lane: a subagent's
     #: message for a client that declared ``subagents``); None: the session's own.
     child: str | None = None

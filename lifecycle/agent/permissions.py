@@ -68,7 +68,6 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, Permis
 from ..events import PermissionAnswered, PermissionAsked
 from . import questions, sdk
 from .always import always_option, always_updates
-from .tool_calls import tool_call_start
 
 if TYPE_CHECKING:
     from ..acp import SessionPublisher
@@ -368,7 +367,7 @@ class PermissionBroker:
             return None
         from acp.schema import PermissionOption, ToolCallUpdate
 
-        fields = tool_call_start(tool_id, tool_name, tool_input, cwd=self._cwd)
+        fields = self._renderer.announcement(tool_id, tool_name, tool_input)  # a command's terminal too
         fields.pop("sessionUpdate", None)
         fields.pop("status", None)
         exact = _exact_input(tool_input)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import structlog
@@ -25,6 +25,7 @@ from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 from . import sdk
 from .config import AgentConfig
 from .launch import EarlyCli
+from .meter import MeterMemory
 from .modes import Offered
 from .prompt import PromptContent
 
@@ -64,6 +65,7 @@ class Launcher:
     config: AgentConfig
     client_factory: ClientFactory
     offered: Offered
+    meter: MeterMemory = field(default_factory=MeterMemory)  # the windows last read (meter.py)
 
     def client(
         self,
@@ -243,6 +245,19 @@ class _Runtime:
         )
         title = answer.get("title") if isinstance(answer, dict) else None
         return title if isinstance(title, str) else None
+
+    async def get_usage(self) -> object:
+        """Claude Code's usage reading (``get_usage``, the control request of the reference
+        adapter's SDK's experimental usage call; the Python SDK has no call for it): the session's
+        cost and, on a claude.ai login, the account's windows. None when it gives none in 10 s."""
+        send = sdk.control_request_sender(self._client)
+        if send is None:
+            return None
+        try:
+            return await asyncio.wait_for(send({"subtype": "get_usage"}), 10)
+        except Exception as exc:  # a timeout, an error answer, Claude Code gone
+            log.info("runtime.usage_unavailable", error_type=type(exc).__name__)
+            return None
 
     async def close(self) -> None:
         self._stop.set()

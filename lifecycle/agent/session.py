@@ -24,15 +24,18 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
 from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
+from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
 from .compaction import ContextCompaction
 from .following import model_switch_hook
+from .hold import BackgroundHold
 from .interrupts import Interruptions
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
+from .meter import meter_of, meter_windows
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -43,7 +46,8 @@ from .stream import StreamRenderer, TurnUsage
 from .subagents import ChildSessions
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
-from .translate import runtime_end
+from .translate import local_zone, reading_time, runtime_end
+from .usage import is_usage_command, parse_usage, usage_markdown
 
 log = structlog.get_logger("lifecycle.agent")
 
@@ -89,14 +93,15 @@ class _Session:
         self.id = session_id
         self.cwd = cwd
         self.publisher = publisher
-        self.renderer = StreamRenderer(cwd)
+        self.renderer = StreamRenderer(cwd, terminal=client.terminal_output, air=client.air, plan=client.plan)
         self.permissions = PermissionBroker(
             publisher, self.renderer, self.settings, conn,
             cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form,
         )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
-        self.interrupts = Interruptions(session_id)  # why Claude Code stopped a turn (interrupts.py)
+        # why Claude Code stopped a turn (interrupts.py)
+        self.interrupts = Interruptions(session_id, lambda: self.current_turn, self._quiet)
         # every Claude message's path (lanes.py)
         parts = LaneParts(self.renderer, self.mcp, client, interrupts=self.interrupts, settings=self.settings)
         self.lanes = Lanes(parts)
@@ -105,6 +110,7 @@ class _Session:
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
+        self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
@@ -117,6 +123,7 @@ class _Session:
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
         self._early: asyncio.Future[None] | None = None  # Claude Code started ahead of the first prompt
         self._early_failure: Exception | None = None  # how that start failed (the first prompt reports it)
+        self._meter: asyncio.Future[None] | None = None  # the account's windows, read at a start (meter.py)
         self.early_cli = early_cli  # Claude Code launched for this session before the agent existed
         # Set once a Claude Code of this session answered the SDK's initialize (it started): a
         # request waiting for the start stops there, not at the start's end, which shows what
@@ -196,7 +203,10 @@ class _Session:
         quiet = self._quiet() or not current
         if current:
             self.steering.reset()  # nothing of this runtime answers a steer any more
-        closing = [Step(shown)] if (shown := self.compaction.end(quiet=quiet)) else []
+        held = self.hold.take() if current else None  # the held prompt ends with its own result first
+        closing = [Step(event=held)] if held is not None else []
+        if shown := self.compaction.end(quiet=quiet):
+            closing.append(Step(shown))
         await self._emit(closing + runtime_end(self.renderer, exc, quiet=quiet), generation)
 
     async def _emit(self, steps: list[Step], generation: int) -> None:
@@ -326,7 +336,21 @@ class _Session:
         self.runtime = new
         new.begin()
         await self._learn(new)
+        if self._meter is None or self._meter.done():  # in the background: a prompt never waits for it
+            self._meter = asyncio.ensure_future(self._read_meter(new))
         return new
+
+    async def _read_meter(self, rt: _Runtime) -> None:
+        """Issue 52.1: the account's windows as a ``usage_update``, before any prompt (meter.py)."""
+        try:
+            now, memory = reading_time(), self.launcher.meter
+            windows = meter_windows(await rt.get_usage(), now)
+            memory.remember(windows)
+            update = meter_of(windows or memory.recall(now), self.renderer.context())
+            if update is not None:
+                await self.show([update])
+        except Exception as exc:  # the meter is best effort: a session never fails for it
+            log.info("meter.failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def _learn(self, rt: _Runtime) -> None:
         """Show what a new Claude Code reports: the mode it is in (``current_mode_update``), its
@@ -407,6 +431,10 @@ class _Session:
             self.prompts.remove(prompt)
 
     async def _run_prompt(self, prompt: _Prompt, content: PromptContent) -> PromptResponse:
+        held = self.hold.take()
+        if held is not None:  # a prompt held for its background subagents is answered first (hold.py)
+            log.info("prompt.hold_released", session_id=self.id, reason="next_prompt")
+            await self._emit([Step(event=held)], self.runtime_generation)
         await self.prompt_lock.acquire()
         drive: asyncio.Future[None] | None = None
         try:
@@ -444,6 +472,7 @@ class _Session:
             finally:
                 self.current_turn = None
                 self._queued_steers.clear()  # not written: the turn they were for is over
+                self.hold.drop()  # answered otherwise (cancelled, lost): its held result is no one's
             log.info("prompt.end", session_id=self.id, turn_id=turn_id, stop_reason=response.stop_reason)
             return response
         finally:
@@ -476,6 +505,8 @@ class _Session:
             if prompt.cancelled.is_set():
                 return  # cancelled while the runtime was starting: nothing to send
             await self.show(self.suggestions.prompt_sent())  # the prediction shown is spent
+            if is_usage_command(content) and await self._usage(rt):
+                return  # answered from Claude Code's reading (usage.py); else Claude Code runs it
             try:
                 await rt.send(turn_id, content)
                 self._sent_turn = turn_id
@@ -526,6 +557,16 @@ class _Session:
         log.info("steer.injected", session_id=self.id, turn_id=turn, steer_id=steer_id, priority=priority)
         return steer_id
 
+    async def _usage(self, rt: _Runtime) -> bool:
+        """``/usage`` (issue 52.3): the reading as Markdown, and the turn's end; False (nothing
+        sent) when Claude Code gives no reading this agent can render."""
+        usage = parse_usage(await rt.get_usage())
+        if usage is None:
+            return False
+        await self.show([text_update("agent_message_chunk", usage_markdown(usage, local_zone))])
+        await self.feed(Result(subtype="success", is_error=False), runtime=rt.generation)
+        return True
+
     async def cancel(self) -> None:
         if not self.prompts:
             log.info("cancel.no_running_prompt", session_id=self.id)
@@ -541,6 +582,7 @@ class _Session:
             if turn != self.current_turn:
                 continue
             await self.feed(Cancelled())
+            self.hold.drop()  # a prompt held for its subagents ends cancelled
             rt = self.runtime
             if rt is not None and rt.alive:
                 try:
@@ -562,6 +604,8 @@ class _Session:
             log.warning("subagent.cancel_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
+        if self._meter is not None and not self._meter.done():
+            self._meter.cancel()
         early = self._early
         if early is not None and not early.done():
             early.cancel()

@@ -20,7 +20,13 @@ Rules
   (:meth:`StreamRenderer.ensure_tool_call`). ``TodoWrite`` becomes a ``plan`` update instead. A
   subagent's tool call (its message has ``parent_tool_use_id``) is shown like any other, and each
   of its updates names the Agent/Task tool call of that subagent
-  (``_meta.claudeCode.parentToolUseId``, the reference's key).
+  (``_meta.claudeCode.parentToolUseId``, the reference's key). A command (``Bash``,
+  ``PowerShell``) is a terminal card for a renderer built with ``terminal`` (the client declared
+  ``_meta.terminal_output``: :mod:`lifecycle.agent.terminal`). For a renderer built with ``plan``
+  (the client declared ACP plan operations), a top-level ``ExitPlanMode`` that succeeded is
+  followed by the approved plan as a Markdown ``plan_update`` (the reference's ``planModeUpdate``:
+  the plan of the structured result, else of the input, trimmed; id ``plan-mode``, for AIR
+  ``plan-mode:<tool use id>``; none for a subagent's plan or one awaiting its team lead).
 * A ``tool_result`` block (in a ``user`` message) ends its tool call: ``in_progress`` first if
   nothing said it was running (an allowed permission question says so when it is answered; a
   denied tool, or one Claude Code refused to run (``<tool_use_error>``: invalid input, a deny rule),
@@ -33,7 +39,14 @@ Rules
   ``supersedes``), as soon as the replacing message arrives.
 * The turn's ``result`` gives one ``usage_update`` (tokens in context of the last top-level
   answer, the context window, the session's cost in USD) and the ``usage`` of the
-  ``PromptResponse`` (:attr:`StreamRenderer.turn_usage`).
+  ``PromptResponse`` (:attr:`StreamRenderer.turn_usage`). Every ``usage_update`` names, as the
+  reference does (``attachUsageModel``), the model of the turn's last top-level answer in
+  ``_meta["_claude/model"]`` (when one answered: never ``<synthetic>``), and a result's with an
+  ``origin`` (a turn Claude Code started itself) that origin in ``_meta["_claude/origin"]``
+  (:meth:`StreamRenderer.usage_meta`).
+* Before a tool result's update, a client other than AIR gets Claude Code's structured result
+  (the message's ``tool_use_result``) as the reference sends its ``PostToolUse`` report:
+  ``_meta.claudeCode.toolResponse`` on a ``tool_call_update`` of its own.
 
 Theory of operation
 -------------------
@@ -55,6 +68,7 @@ from typing import Any, Final
 
 from ..intents import text_update
 from . import tool_calls
+from .terminal import COMMANDS, terminal_closed, terminal_content, terminal_result
 
 __all__ = ["MAX_MESSAGE_ID", "MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
 
@@ -153,10 +167,17 @@ class StreamRenderer:
 
     Args:
         cwd: the session's working directory (titles show paths relative to it).
+        terminal: the client draws terminal cards (``_meta.terminal_output``): a command's tool
+            call is one (:mod:`lifecycle.agent.terminal`).
+        air: the client is JetBrains AIR (a terminal's exit code, a plan's id as AIR reads them).
+        plan: the client declared ACP plan operations (an approved plan as ``plan_update``).
     """
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, *, terminal: bool = False, air: bool = False, plan: bool = False) -> None:
         self.cwd = cwd
+        self.terminal = terminal
+        self.air = air
+        self.plan = plan
         self._streamed = {_TEXT: "", _THOUGHT: ""}  # top-level deltas not yet consolidated
         self._tools: OrderedDict[str, _Tool] = OrderedDict()
         self._last_context: int | None = None  # tokens in context after the last top-level answer
@@ -164,6 +185,7 @@ class StreamRenderer:
         self._window: int | None = None
         self._refusal: str | None = None  # the streamed message's refusal explanation (stop_details)
         self._message_id: str | None = None  # Claude's id of the top-level message streaming
+        self.model: str | None = None  # the model of the turn's last top-level answer (_claude/model)
         self.turn_usage = TurnUsage()
 
     # -------------------------------------------------------------- turns
@@ -173,6 +195,7 @@ class StreamRenderer:
         of an earlier (cancelled) turn are dropped, but for a background subagent's (their Agent
         call ended: the subagent still works)."""
         self.turn_usage = TurnUsage()
+        self.model = None
         self._streamed = {_TEXT: "", _THOUGHT: ""}
         tools = self._tools
         self._tools = OrderedDict((k, t) for k, t in tools.items() if t.parent is not None and t.parent not in tools)
@@ -195,6 +218,7 @@ class StreamRenderer:
             started = event.get("message")
             self._message_id = _message_id(started.get("id") if isinstance(started, Mapping) else None)
             self._stream_usage = dict(started.get("usage") or {}) if isinstance(started, Mapping) else {}
+            self._saw_model(started.get("model") if isinstance(started, Mapping) else None)
             if self._stream_usage:
                 self._last_context = _context(self._stream_usage)
             return []
@@ -274,6 +298,7 @@ class StreamRenderer:
             # A streamed message's counts come from its stream (``message_delta`` has the final
             # ones; the consolidated message repeats ``message_start``'s).
             synthetic = getattr(message, "model", None) == "<synthetic>"
+            self._saw_model(getattr(message, "model", None))
             if isinstance(usage, Mapping) and not synthetic and not self._stream_usage:
                 self._last_context = _context(usage)
         for block in blocks:
@@ -337,16 +362,25 @@ class StreamRenderer:
             never_ran = is_error and _tool_use_error(_get(block, "content"))
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
+            data = structured if isinstance(structured, Mapping) and len(results) == 1 else None
+            if data is not None and not self.air:  # the reference's PostToolUse report (not AIR's)
+                updates.append(_stamped(tool_calls.tool_response_update(tool_id, name, data), tool))
+            ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
+            if ended is not None:
+                updates.extend(_stamped(update, tool) for update in ended)
+                continue
             result = tool_calls.tool_call_result(
                 tool_id,
                 name,
                 tool_input,
                 _get(block, "content"),
                 is_error=is_error,
-                structured=structured if isinstance(structured, Mapping) and len(results) == 1 else None,
+                structured=data,
                 cwd=self.cwd,
             )
             updates.append(_stamped(result, tool))
+            if name == "ExitPlanMode" and self.plan and not is_error and tool is not None and tool.parent is None:
+                updates.extend(self._approved_plan(tool_id, tool_input, data))
         return updates
 
     def result(self, message: object) -> list[dict[str, Any]]:
@@ -367,7 +401,26 @@ class StreamRenderer:
         cost = getattr(message, "total_cost_usd", None)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
             update["cost"] = {"amount": float(cost), "currency": "USD"}
+        if meta := self.usage_meta(getattr(message, "origin", None)):
+            update["_meta"] = meta
         return [update]
+
+    def _saw_model(self, model: object) -> None:
+        if isinstance(model, str) and model and model != "<synthetic>":
+            self.model = model[:MAX_MESSAGE_ID]
+
+    def usage_meta(self, origin: object = None) -> dict[str, Any]:
+        """The ``_meta`` of a ``usage_update``: the model of the turn's last top-level answer
+        (``_claude/model``) and a result's ``origin`` (``_claude/origin``: its plain values, at
+        most 16), each when known (the reference's keys)."""
+        meta: dict[str, Any] = {}
+        if self.model is not None:
+            meta["_claude/model"] = self.model
+        if isinstance(origin, Mapping) and isinstance(origin.get("kind"), str):
+            plain = (str, int, float, bool)
+            fields = [(k, v) for k, v in origin.items() if isinstance(k, str) and isinstance(v, plain)][:16]
+            meta["_claude/origin"] = {k: v[:MAX_MESSAGE_ID] if isinstance(v, str) else v for k, v in fields}
+        return meta
 
     def compacted(self, message: object) -> list[dict[str, Any]]:
         """A ``system``/``compact_boundary``: the context now holds the ``post_tokens`` Claude
@@ -382,7 +435,10 @@ class StreamRenderer:
         self._last_context = _count(kept)
         if self._window is None:
             return []
-        return [{"sessionUpdate": "usage_update", "used": self._last_context, "size": self._window}]
+        update: dict[str, Any] = {"sessionUpdate": "usage_update", "used": self._last_context, "size": self._window}
+        if meta := self.usage_meta():
+            update["_meta"] = meta
+        return [update]
 
     def context(self) -> tuple[int, int] | None:
         """The last known ``(used, size)``: tokens in context after the last top-level answer
@@ -410,7 +466,7 @@ class StreamRenderer:
         if tool_input and not tool.input and tool.announced:
             # Announced while its input streamed: the whole input refines it (once).
             tool.input = tool_input
-            refined = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+            refined = self.announcement(tool_id, name, tool_input)
             refined["sessionUpdate"] = "tool_call_update"
             refined.pop("status", None)
             return _stamped(refined, tool)
@@ -421,7 +477,17 @@ class StreamRenderer:
         tool.announced = True
         if name == "TodoWrite":
             return tool_calls.plan_update(tool_input)
-        return _stamped(tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd), tool)
+        update = self.announcement(tool_id, name, tool_input)
+        if self._is_terminal(name):
+            update["_meta"] = {**update.get("_meta", {}), "terminal_info": {"terminal_id": update["toolCallId"]}}
+        return _stamped(update, tool)
+
+    def announcement(self, tool_id: str, name: str, tool_input: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``tool_call`` announcing tool use ``tool_id`` (a command's shows its terminal, for
+        a terminal client: :mod:`lifecycle.agent.terminal`); a permission question asks with its
+        fields."""
+        update = tool_calls.tool_call_start(tool_id, name, tool_input, cwd=self.cwd)
+        return terminal_content(update) if self._is_terminal(name) else update
 
     def mark_running(self, tool_id: str) -> dict[str, Any] | None:
         """The ``in_progress`` update of an allowed tool call (None when already sent or unknown)."""
@@ -451,8 +517,38 @@ class StreamRenderer:
         for tool_id in tool_ids:
             tool = self._tools.pop(tool_id)
             if tool.announced and tool.name != "TodoWrite":
-                updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "failed"), tool))
+                failed = tool_calls.tool_call_progress(tool_id, "failed")
+                if self._is_terminal(tool.name):
+                    terminal_closed(failed, air=self.air)
+                updates.append(_stamped(failed, tool))
         return updates
+
+    def _approved_plan(
+        self, tool_id: str, tool_input: Mapping[str, Any], result: Mapping[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """The ``plan_update`` of a plan Claude had approved (exit-plan.js ``approvedPlan``,
+        ``planModeUpdate``); none for a subagent's plan, one awaiting its team lead, or an empty one."""
+        result = result or {}
+        if result.get("isAgent") is True or result.get("awaitingLeaderApproval") is True:
+            return []
+        plan = result.get("plan") if isinstance(result.get("plan"), str) else tool_input.get("plan")
+        if not isinstance(plan, str) or not plan.strip():
+            return []
+        plan_id = f"plan-mode:{tool_id}" if self.air else "plan-mode"
+        content = tool_calls.bounded_text(plan.strip())
+        return [{"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": plan_id, "content": content}}]
+
+    def _is_terminal(self, name: str) -> bool:
+        """A tool call of ``name`` is a terminal card (a command, for a terminal client)."""
+        return self.terminal and name in COMMANDS
+
+    def _terminal_result(
+        self, tool_id: str, name: str, content: Any, is_error: bool, structured: Mapping[str, Any] | None
+    ) -> list[dict[str, Any]] | None:
+        """The updates ending a command's terminal card (None: not one, or image output)."""
+        if not self._is_terminal(name):
+            return None
+        return terminal_result(tool_id, name, content, is_error=is_error, structured=structured, air=self.air)
 
     def mark_refused(self, tool_id: str) -> None:
         """The tool's permission was denied: its result is not preceded by ``in_progress``."""

@@ -44,7 +44,10 @@ from collections.abc import Callable, Mapping
 from itertools import islice
 from typing import Any, Final
 
-__all__ = ["plan_update", "tool_call_progress", "tool_call_result", "tool_call_start", "tool_kind"]
+__all__ = [
+    "bounded_text", "command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start",
+    "tool_kind", "tool_response_update",
+]  # fmt: skip
 
 #: Characters of one shown text: a file, a command's output, one side of a diff.
 MAX_TEXT: Final = 100_000
@@ -141,6 +144,33 @@ def tool_call_result(
     except Exception:
         update.pop("rawOutput", None)
     return update
+
+
+def tool_response_update(tool_use_id: str, name: str, response: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool_call_update`` carrying Claude Code's structured result of a tool as the reference
+    sends it to a plain client (``renderer.js`` ``hookResult``: ``_meta.claudeCode.toolResponse``
+    and ``toolName``), bounded as ``rawOutput`` is (:data:`MAX_RAW`)."""
+    response_meta = {"toolResponse": _raw(response, _Budget(MAX_RAW)), "toolName": _cap(name, MAX_TITLE)}
+    return {"_meta": {"claudeCode": response_meta}, "toolCallId": _id(tool_use_id), "sessionUpdate": "tool_call_update"}
+
+
+def bounded_text(text: str) -> str:
+    """``text`` as a shown text is bounded (at most :data:`MAX_TEXT` characters, saying how many
+    were cut; a lone surrogate as U+FFFD)."""
+    return _Budget(MAX_TEXT).text(text)
+
+
+def command_output(result: Any, structured: Any, *, is_error: bool) -> str | None:
+    """A ``Bash`` / ``PowerShell`` result's output as bash.js ``BashReporter.toolResult`` reads it
+    (``structured`` stdout and stderr when present, else the result's text), at most
+    :data:`MAX_TEXT` characters; None for image output, which is shown as content. Never raises."""
+    try:
+        budget = _Budget(MAX_SHOWN)
+        data = structured if isinstance(structured, Mapping) else None
+        output = _bash_output(result, data, is_error is True, budget)
+        return budget.text(output) if isinstance(output, str) else None
+    except Exception:
+        return None
 
 
 def plan_update(tool_input: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -3,12 +3,14 @@ judges, in the order they are sent.
 
 Rules
 -----
-* The translation lane (:class:`Translation`, the third of :data:`lifecycle.agent.lanes.LANES`):
+* The translation lane (:class:`Translation`, the sixth of :data:`lifecycle.agent.lanes.LANES`):
   every message record (:class:`lifecycle.agent.messages.ClaudeMessage`) is dispatched here, once,
   by its kind. The renderer (:class:`lifecycle.agent.stream.StreamRenderer`) turns it into updates and tells what
   only it knows (the text already streamed: ``shown``; the refusal explanation the stream
   carried); the event is built with those facts (:mod:`lifecycle.claude`'s ``sdk_*``), never
   patched afterwards.
+* A result the hold lane holds (:attr:`lifecycle.agent.messages.Pass.hold`,
+  :mod:`lifecycle.agent.hold`) shows its updates; its event is the hold lane's.
 * ``quiet`` is the one predicate for "this turn shows nothing more": the ledger's flow is
   ``cancelled`` (its single owner, :attr:`lifecycle.ledger.SessionLedger.flow`). A quiet message
   shows nothing, and its turn's events (:data:`TURN_EVENTS`) are not judged; the renderer still
@@ -38,7 +40,11 @@ Rules
   renderer's last known ``used``/``size`` (``0``/``0`` while none is known: ACP requires both)
   and the windows in ``_meta`` (:func:`rate_limit_update`; docs/acp-agent.md, "Rate-limit
   windows"); each window it reports (:func:`lifecycle.claude.unified_windows`, its own first)
-  is then judged as an event of its own, the first on the same step as the update (issue 32).
+  is then judged as an event of its own, the first on the same step as the update (issue 32),
+  stamped with the time it was read (``observed_at``: the ledger ends a warning whose reset is
+  past, issue 52.5). A ``rateLimits`` entry always names its window: a reading of no named window
+  (Claude Code's bare ``{"status": "allowed"}`` of a claude.ai login) adds no entry, and with no
+  entry at all the key is left out.
 
 Theory of operation
 -------------------
@@ -52,6 +58,9 @@ the loss is judged.
 
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -71,6 +80,7 @@ from ..events import (
     Result,
 )
 from ..intents import text_update
+from ..limits import limit_entry
 from .interrupts import Interruptions
 from .messages import ClaudeMessage, Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer, TurnUsage
@@ -137,6 +147,10 @@ class Translation:
                 steps.insert(0, Step(closing, event))
         if p.message.kind is Kind.RESULT:
             steps = _interrupted(steps, self.interrupts)
+        if p.hold:  # the prompt's result is held (hold.py): its updates show, its event waits there
+            # (an interrupt that stopped the turn still answers it ``cancelled``)
+            kept = [Step(s.updates, s.event if isinstance(s.event, Cancelled) else None) for s in steps]
+            steps = [s for s in kept if s.updates or s.event is not None]
         return steps
 
 
@@ -171,12 +185,13 @@ def translate(
         return ([] if quiet or not updates else [Step(updates)]), False
     if kind is Kind.RATE_LIMIT:  # the session's, whatever the turn (see the module)
         try:
-            window = sdk_rate_limit(sdk)
+            # The reading's time (the one clock the ledger sees: issue 52.5, a past reset).
+            window = replace(sdk_rate_limit(sdk), observed_at=reading_time())
         except LifecycleError:
             log.warning("runtime.malformed_message", kind=kind.value)
             return [], False
         first, *others = unified_windows(window)
-        update = Step([rate_limit_update(window, renderer.context())], first)
+        update = Step([rate_limit_update(window, renderer.context(), model=renderer.model)], first)
         return [update, *(Step(event=other) for other in others)], False
     steps: list[Step] = []
     event: Event | None = None
@@ -239,6 +254,18 @@ def own_steps(message: ClaudeMessage, renderer: StreamRenderer, mcp: McpServers,
     return out
 
 
+#: The clock of a replayed conformance case (Unix seconds), which the conformance kit gives every
+#: adapter it runs (``LIFECYCLE_CONFORMANCE_NOW``): a recorded case's windows are read at the time
+#: it was written, so its resets do not pass with the calendar. Any other value is not a clock.
+_PINNED_NOW: Final = os.environ.get("LIFECYCLE_CONFORMANCE_NOW", "")
+
+
+def reading_time() -> int:
+    """When a usage-limit reading is read, Unix seconds: now, or the conformance kit's pinned
+    clock (:data:`_PINNED_NOW`)."""
+    return int(_PINNED_NOW) if _PINNED_NOW.isdigit() and len(_PINNED_NOW) <= 11 else int(time.time())
+
+
 def local_zone(seconds: int) -> tuple[int, str]:
     """The machine's local zone at ``seconds`` (its UTC offset then, and its name): the
     :data:`lifecycle.titles.ResetZone` the agent gives its ledgers, so a window's reset time reads
@@ -248,31 +275,24 @@ def local_zone(seconds: int) -> tuple[int, str]:
     return (int(offset.total_seconds()) if offset is not None else 0), local.tzname() or "local time"
 
 
-def _iso(seconds: int | None) -> str | None:
-    return None if seconds is None else datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def rate_limit_update(window: RateLimitWindow, context: tuple[int, int] | None) -> dict[str, Any]:
+def rate_limit_update(
+    window: RateLimitWindow, context: tuple[int, int] | None, *, model: str | None = None
+) -> dict[str, Any]:
     """The ``usage_update`` showing ``window``: ``used``/``size`` from ``context`` (``0``/``0``
     when unknown), and in ``_meta`` the info object as Claude Code sent it
     (:data:`RATE_LIMIT_META`, the reference's key) and ``rateLimits``, one provider-neutral entry
     per window it reports (``window``, ``status``, ``usedFraction``, ``resetsAt`` as ISO 8601
-    UTC; a value Claude Code did not send, or sent unreadable, is left out)."""
+    UTC; a value Claude Code did not send, or sent unreadable, is left out) and ``model`` (the
+    turn's last answer's) as ``_claude/model``, as the reference attaches it."""
     used, size = context if context is not None else (0, 0)
-    limits = []
-    for each in unified_windows(window):
-        entry = {
-            "window": each.window,
-            "status": each.status,
-            "usedFraction": each.utilization,
-            "resetsAt": _iso(each.resets_at),
-        }
-        limits.append({k: v for k, v in entry.items() if v is not None})
+    # issue 52.5: an entry always names its window (limit_entry: None for one that names none)
+    limits = [entry for entry in map(limit_entry, unified_windows(window)) if entry is not None]
     return {
         "sessionUpdate": "usage_update",
         "used": used,
         "size": size,
-        "_meta": {RATE_LIMIT_META: dict(window.raw), "rateLimits": limits},
+        "_meta": {RATE_LIMIT_META: dict(window.raw), **({"rateLimits": limits} if limits else {})}
+        | ({"_claude/model": model} if model is not None else {}),
     }
 
 

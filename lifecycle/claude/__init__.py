@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from ..errors import MalformedMessage
 from ..events import (
+    MAX_WINDOWS,
     ApiRetry,
     Assistant,
     AuthStatus,
@@ -298,13 +299,16 @@ def sdk_rate_limit(message: object) -> RateLimitWindow:
 def unified_windows(event: RateLimitWindow) -> tuple[RateLimitWindow, ...]:
     """Every window ``event`` reports: its own first, then each other window of
     ``raw.unifiedWindows`` (the utilization and reset Claude Code read for it, and its
-    ``status`` when Claude Code sent one, else None). Entries that are not objects, or whose
-    names are not window names, are left out."""
+    ``status`` when Claude Code sent one, else None; read when ``event`` was), at most
+    :data:`~lifecycle.events.MAX_WINDOWS` in all (the bound the ledger remembers: issue 52.5).
+    Entries that are not objects, or whose names are not window names, are left out."""
     found = [event]
     others = event.raw.get("unifiedWindows")
     if not isinstance(others, Mapping):
         return tuple(found)
     for name, entry in others.items():
+        if len(found) >= MAX_WINDOWS:
+            break
         window = _window_name(name)
         if window is None or window == event.window or not isinstance(entry, Mapping):
             continue
@@ -316,10 +320,9 @@ def unified_windows(event: RateLimitWindow) -> tuple[RateLimitWindow, ...]:
                 utilization=_fraction(entry.get("utilization")),
                 resets_at=_epoch(entry.get("resetsAt")),
                 raw=dict(entry),
+                observed_at=event.observed_at,
             )
         )
-        if len(found) > 16:
-            break
     return tuple(found)
 
 

@@ -91,6 +91,7 @@ _DELEGATED: tuple[tuple[str, str, str], ...] = (
     ("replay", "cli.replay", "show the typed records a capable client gets for a real transcript"),
     ("acp", "agent", "run the reference Claude ACP agent over stdio"),
     ("conformance", "conformance", "run the conformance cases through an ACP agent (--agent CMD)"),
+    ("proxy", "proxy", "run any ACP agent behind the sessionFailure relay (proxy -- AGENT ...)"),
 )
 
 

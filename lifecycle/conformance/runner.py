@@ -63,6 +63,9 @@ from .fake_cli import dumps_raw, read_counter, write_counter
 __all__ = ["Outcome", "RunOptions", "map_ids", "run_case", "transcript_files"]
 
 _STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "LIFECYCLE_ACP_")
+#: The clock the public cases were written at (Unix seconds, 2026-12-04T16:00:00Z), given to the
+#: adapter as ``LIFECYCLE_CONFORMANCE_NOW`` (docs/conformance-kit.md).
+CASES_NOW = "1796400000"
 _REAP_SECONDS = 2.0
 _SANITISE = re.compile(r"[^a-zA-Z0-9]")
 
@@ -334,6 +337,9 @@ def _agent_env(folder: Path, launcher: Path) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "LIFECYCLE_CONFORMANCE_DIR": str(folder),
         "TZ": "UTC",  # a window's reset time reads in the agent's local zone: the cases' is UTC
+        # the cases' clock (2026-12-04T16:00:00Z, before every reset they name): an adapter that
+        # judges a reset past by the time it reads it reads them at this time, not today's
+        "LIFECYCLE_CONFORMANCE_NOW": CASES_NOW,
     })
     return env
 

@@ -66,7 +66,9 @@ def turn_frame(m: dict[str, Any]) -> bool:
     update = m.get("params", {}).get("update") if m.get("method") == "session/update" else None
     if not isinstance(update, dict):
         return True
-    rate_limit = update.get("sessionUpdate") == "usage_update" and "rateLimits" in (update.get("_meta") or {})
+    # a window's: its neutral list, or (an event naming no window: issue 52.5) the reference's key alone
+    meta = update.get("_meta") or {}
+    rate_limit = update.get("sessionUpdate") == "usage_update" and ("rateLimits" in meta or "_claude/rateLimit" in meta)
     return not (update.get("sessionUpdate") in SESSION_STATE_KINDS or rate_limit or is_title_update(update))
 
 
@@ -116,7 +118,9 @@ class Outcome:
         """One ``usage_update`` for the success reply's result: the tokens in context (12 + 9), the
         context window, the session's cost so far; no record in it."""
         (usage,) = [u for u in self.updates if u["sessionUpdate"] == "usage_update"]
-        assert (usage["used"], usage["size"]) == (21, 1_000_000) and "_meta" not in usage, usage
+        assert (usage["used"], usage["size"]) == (21, 1_000_000), usage
+        # no record; the model of the answer under the reference's key (issue 50: attachUsageModel)
+        assert set(usage.get("_meta") or {}) == {"_claude/model"}, usage
         assert usage["cost"]["currency"] == "USD" and usage["cost"]["amount"] > 0, usage
 
     def info_records(self) -> list[SessionFailure]:

@@ -19,10 +19,12 @@ stored in its transcript, never with a copy of an earlier run's output.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +198,15 @@ def test_auth_failure_then_successful_auth(kind: str, agents: Any) -> None:
         assert log[recovered[0]]["to_state"] == "historical"
 
 
+def _check_refused_reset(resets_at: str, retry_after: int | None) -> None:
+    """The reset the fake API's ``rejected`` headers carried: on the hour, two to three hours
+    ahead (``fakeapi_replies._usage_limit_headers``), as ISO 8601 UTC."""
+    reset = calendar.timegm(time.strptime(resets_at, "%Y-%m-%dT%H:%M:%SZ"))
+    assert reset % 3600 == 0, resets_at
+    if retry_after is not None:
+        assert isinstance(retry_after, int) and 0 < retry_after <= 3 * 3600, retry_after
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_usage_limit_gateway_route(kind: str, agents: Any) -> None:
     agent = agents(kind)
@@ -203,9 +214,21 @@ def test_usage_limit_gateway_route(kind: str, agents: Any) -> None:
     claude = agent.claude_text(sid)
     assert claude.startswith("You've hit your")  # the CLI's own usage-limit message
     if not agent.capable:
-        assert out.error == legacy_error(-32603, claude, agent.claude_error_kind(sid))
+        assert out.error is not None
+        data = out.error["data"]
+        # issue 52.2: beside errorKind, the refused window's reset, machine-readable
+        assert {**out.error, "data": {"errorKind": data["errorKind"]}} == legacy_error(
+            -32603, claude, agent.claude_error_kind(sid)
+        )
+        assert sorted(data) == ["errorKind", "resetsAt", "retryAfterSeconds"]
+        _check_refused_reset(data["resetsAt"], data["retryAfterSeconds"])
         assert out.texts() == [claude]
         return
+    # issue 52.2: beside the record, the refused window with its reset
+    assert out.result is not None
+    (refused,) = out.result["_meta"]["rateLimits"]
+    assert (refused["window"], refused["status"]) == ("five_hour", "rejected")
+    _check_refused_reset(refused["resetsAt"], None)
     turn = agent.turn_id(sid, text)
     assert out.info_records() == []  # not retried: no warning
     record = out.response_record()

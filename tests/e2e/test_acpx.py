@@ -30,6 +30,7 @@ import pytest
 
 from .claude_cli import AgentWorkspace, cli_pids
 from .fakeapi import FakeAnthropicAPI, MessageReply, StallReply, error_reply, text_reply
+from .harness import Lanes, Script, tool_turn, tool_use
 from .reference import cache_dir, node_binary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -222,3 +223,51 @@ def test_a_persistent_session_new_prompt_set_mode_close(make: Any) -> None:
     assert closed.returncode == 0, closed.stderr
     nothing_left(run)
 
+
+
+# ------------------------------------------------------------------ a background subagent's answer
+
+SUB_PROMPT = "Read note.txt and report what it says (a background subagent)."
+
+
+def _background_subagent(cwd: Path) -> Lanes:
+    """The main conversation starts a background subagent that reads note.txt; Claude Code's task
+    notification, once it ends, gets the report acpx must show (the reference's turn hold)."""
+    (cwd / "note.txt").write_text("hello\n")
+    agent = tool_use(
+        "Agent", "toolu_bg", description="Read the note", prompt=SUB_PROMPT, subagent_type="general-purpose",
+        run_in_background=True,
+    )  # fmt: skip
+    main = Script(tool_turn(agent), text_reply("A subagent is reading it."), then=text_reply("Nothing more to do."))
+    main.add(tool_turn(agent), text_reply("A subagent is reading it."))  # the second run's
+    sub = Script(
+        tool_turn(tool_use("Read", "toolu_bg_read", file_path=str(cwd / "note.txt"))),
+        text_reply("hello"),
+        tool_turn(tool_use("Read", "toolu_bg_read2", file_path=str(cwd / "note.txt"))),
+        text_reply("hello"),
+    )
+    report = text_reply("The subagent reports: the note says hello.")
+    return Lanes(main, sub=sub, sub_prompt=SUB_PROMPT, notified=report)
+
+
+def test_a_background_subagents_answer_is_shown_in_exec_and_in_prompt_mode(make: Any) -> None:
+    """Issue 50 (C.1): Claude Code runs the subagent in the background; the agent holds the prompt
+    until the subagent has answered and Claude Code's follow-up turn has reported it, as the
+    reference adapter 0.101.0 does (``Turn.deferredSettle``), so acpx, which stops listening at the
+    prompt's answer (``exec`` stops the agent then), shows the report before ``[done] end_turn``."""
+    run = make(script=_background_subagent)
+    proc = run.run("exec", "have a background subagent read the note")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "The subagent reports: the note says hello." in out, out
+    assert out.index("the note says hello") < out.rindex("[done] end_turn"), out
+    assert out.rstrip().endswith("[done] end_turn"), out
+    nothing_left(run)
+    # A persistent session (acpx's queue owner keeps the agent): the same report, inside the turn.
+    assert run.run("sessions", "new").returncode == 0
+    second = run.run("prompt", "again, in the background")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "The subagent reports: the note says hello." in second.stdout, second.stdout
+    assert second.stdout.rstrip().endswith("[done] end_turn"), second.stdout
+    assert run.run("sessions", "close").returncode == 0
+    nothing_left(run)

@@ -4,7 +4,9 @@
 ends, Claude Code starts a turn of its own (the task notification), and the model's answer to it
 reaches the editor as ``agent_message_chunk``s after the prompt that started the job was answered,
 attributed to no prompt: the next prompt's answer is its own, also when it is sent while that
-turn still runs. A background subagent's completion is shown the same way. A background job that
+turn still runs. A background subagent's report is different (issue 50): the prompt that started the subagent
+is held open until the subagent answered and Claude Code's follow-up turn reported it, as the
+reference adapter does. A background job that
 fails is not the prompt's failure: no record anywhere.
 
 The fake API answers by what each request is for (the last user message: Claude Code's task
@@ -184,34 +186,84 @@ def test_a_failed_background_job_is_not_the_prompts_failure(tmp_path: Path) -> N
     run_async(go())
 
 
-def test_a_background_subagents_answer_reaches_the_editor_after_the_prompt(tmp_path: Path) -> None:
+SUB_HELD = "Read note.txt slowly (a subagent the user will cancel)."
+
+
+def test_a_background_subagents_answer_is_in_the_turn_a_new_prompt_or_a_cancel_ends_the_wait(tmp_path: Path) -> None:
+    """Issue 50 (C.1). The reference adapter 0.101.0 holds a prompt open until the background
+    subagents it started have answered (``Turn.deferredSettle``): the subagent's tool calls and
+    Claude Code's follow-up turn (the model's report) reach the editor before the prompt's answer.
+    A new prompt during that wait answers the held one first (the reference's hand-off); a
+    ``session/cancel`` during it ends the turn ``cancelled`` (ACP: the pending prompt MUST be
+    answered ``cancelled``). One agent, every prompt."""
+
     async def go() -> None:
         cwd = tmp_path / "project"
-        main = Script(
-            tool_turn(
+        release = threading.Event()
+
+        def agent_call(tool_id: str, prompt: str) -> Any:
+            return tool_turn(
                 tool_use(
-                    "Agent",
-                    "toolu_bg_sub",
-                    description="Read the note",
-                    prompt=SUB_PROMPT,
-                    subagent_type="general-purpose",
-                    run_in_background=True,
+                    "Agent", tool_id, description="Read the note", prompt=prompt,
+                    subagent_type="general-purpose", run_in_background=True,
                 )
-            ),
-            text_reply("A subagent is reading it."),
-        )
+            )  # fmt: skip
+
+        main = Script(agent_call("toolu_bg_sub", SUB_PROMPT), text_reply("A subagent is reading it."))
         sub = Script(tool_turn(tool_use("Read", "toolu_bg_sub_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
-        api = Lanes(
+
+        def held(request: RequestRecord) -> Any:
+            release.wait(60)  # the second subagent works until the test lets it answer
+            return text_reply("hello, late")
+
+        lanes = Lanes(
             main, sub=sub, sub_prompt=SUB_PROMPT, notified=text_reply("The subagent reports: the note says hello.")
         )
+
+        def api(request: RequestRecord) -> Any:
+            first = json.dumps(((request.body or {}).get("messages") or [{}])[0])
+            return held(request) if SUB_HELD in first else lanes(request)
+
         async with agent(
             tmp_path, api, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
         ) as run:  # type: ignore[arg-type]
             assert (await run.prompt("have a background subagent read the note")).stop_reason == "end_turn"
-            await until(lambda: "the note says hello" in "".join(run.texts()), lambda: (run.texts(), run.api.summary()))
-            assert chunk_index(run, "the note says hello") > response_index(run, 0)
+            # Inside the turn: the subagent's Read, its Agent call's end and the model's report.
+            answer = response_index(run, 0)
+            assert chunk_index(run, "The subagent reports: the note says hello.") < answer
+            assert run.tool_state("toolu_bg_sub_read")["status"] == "completed"
+            assert max(i for i, (d, m) in enumerate(run.frames) if "toolu_bg_sub_read" in json.dumps(m)) < answer
             notified = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
-            assert len(notified) == 1
+            assert len(notified) == 1 and "hello" in last_user_text(notified[0])
+            assert chunk_index(run, "A subagent is reading it.") < chunk_index(run, "the note says hello")
+            assert run.records() == []
+            # The second prompt's subagent never answers: the prompt's own result came, and the
+            # prompt is held. A third prompt answers it first (the reference's hand-off), then runs.
+            main.add(agent_call("toolu_bg_held", SUB_HELD), text_reply("Another subagent is on it."))
+            second = asyncio.ensure_future(run.prompt("have another background subagent read it"))
+
+            def held(count: int, text: str) -> Any:
+                # (the agent logs the hold when the result comes; the client reads the text before it)
+                events = [e.get("event") for e in run.workspace.log()]
+                return events.count("prompt.held_for_subagents") == count and text in "".join(run.texts())
+
+            await until(lambda: held(2, "Another subagent is on it."), lambda: (run.texts(), run.api.summary()))
+            assert not second.done()
+            main.add(text_reply("Third answer."))
+            third = asyncio.ensure_future(run.prompt("meanwhile, something else"))
+            assert (await asyncio.wait_for(second, 60)).stop_reason == "end_turn"
+            assert (await asyncio.wait_for(third, 60)).stop_reason == "end_turn"
+            assert response_index(run, 1) < chunk_index(run, "Third answer.") < response_index(run, 2)
+            released = [e.get("reason") for e in run.workspace.log() if e.get("event") == "prompt.hold_released"]
+            assert released == ["subagents_answered", "next_prompt"]
+            # A fourth prompt's subagent never answers either: a cancel ends its held wait ``cancelled``.
+            main.add(agent_call("toolu_bg_held2", SUB_HELD), text_reply("A third subagent is on it."))
+            fourth = asyncio.ensure_future(run.prompt("one more background subagent"))
+            await until(lambda: held(3, "A third subagent is on it."), lambda: (run.texts(), run.api.summary()))
+            assert not fourth.done()
+            await run.conn.cancel(session_id=run.sid)
+            assert (await asyncio.wait_for(fourth, 60)).stop_reason == "cancelled"
+            release.set()
             assert run.records() == []
 
     run_async(go())

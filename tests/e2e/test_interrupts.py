@@ -11,11 +11,14 @@ The user's project settings hold a ``PermissionRequest`` hook that denies every 
 client never cancelled, and nothing failed: the prompt is answered ``cancelled`` (the stop reason
 of a turn an interrupt ended, as for a ``success`` result with an ``aborted_*`` terminal reason)
 with no failure record; the agent logs the interrupt's source and reason; the session goes on with
-the same Claude Code.
+the same Claude Code. Then the client's own ``session/cancel`` while the model answers: Claude Code
+reports ``source: "user"``, ``reason: "stop"``, ``via: "client"``, and the agent logs it as a turn
+the client had cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -24,8 +27,8 @@ from typing import Any
 import pytest
 
 from .cli_env import AgentWorkspace
-from .fakeapi import text_reply
-from .harness import Script, agent, never, run_async, tool_turn, tool_use
+from .fakeapi import StallReply, text_reply
+from .harness import Script, agent, last_user_text, never, run_async, tool_turn, tool_use
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -75,6 +78,16 @@ def test_a_turn_a_permission_hook_interrupts_is_cancelled_without_a_failure(tmp_
             asked = list(run.client.questions)
             asked_ids = [m["id"] for m in run.incoming() if m.get("method") == "session/request_permission"]
             second = await run.prompt("are you there?")
+            # The client's own cancel, while the model is still answering: Claude Code reports a
+            # stop by the user, through the client.
+            script.add(StallReply(60))
+            third = asyncio.ensure_future(run.prompt("take your time"))
+            while not any("take your time" in last_user_text(r) for r in run.api.message_requests):
+                await asyncio.sleep(0.05)  # until the request is at the model
+            await run.conn.cancel(session_id=run.sid)
+            cancelled = await third
+            while not [e for e in run.workspace.log() if e.get("event") == "turn.interrupted"][1:]:
+                await asyncio.sleep(0.05)  # until Claude Code's hook call came
             log = run.workspace.log()
             cwd = run.workspace.cwd
         # Claude Code asked the client while the hook ran; the hook's denial won: Claude Code
@@ -87,12 +100,19 @@ def test_a_turn_a_permission_hook_interrupts_is_cancelled_without_a_failure(tmp_
         assert first.stop_reason == "cancelled", first
         assert run.records() == [], run.records()
         # The interrupt, as Claude Code reported it, in the log (states only).
-        interrupts = [(e["source"], e["reason"]) for e in log if e.get("event") == "turn.interrupted"]
-        assert interrupts == [("system", "permission_denied")], interrupts
+        # (the client had not cancelled: Claude Code stopped the turn itself).
+        interrupts = [(e["source"], e["reason"], e["cancelled"], isinstance(e["turn_id"], str))
+                      for e in log if e.get("event") == "turn.interrupted"]  # fmt: skip
+        assert interrupts[0] == ("system", "permission_denied", False, True), interrupts
         settled = [e["reason"] for e in log if e.get("event") == "turn.interrupted_settled"]
         assert settled == ["permission_denied"], settled
         # The session goes on, with the same Claude Code (no restart).
         assert second.stop_reason == "end_turn" and "Still here." in run.texts()
+        # The client's cancel: its reason logged, the answer ``cancelled`` as always.
+        assert cancelled.stop_reason == "cancelled"
+        reported = [(e["source"], e["reason"], e["via"], e["cancelled"])
+                    for e in log if e.get("event") == "turn.interrupted"]  # fmt: skip
+        assert reported[1:] == [("user", "stop", "client", True)], reported
         assert len([e for e in log if e.get("event") == "runtime.start"]) == 1, log
 
     run_async(scenario())
