@@ -130,6 +130,9 @@ class ClientState:
             open for the background subagents it started (:mod:`lifecycle.agent.hold`).
         plan: ``plan`` is given and not ``null`` (ACP plan operations; the reference's
             ``supportsPlanOperations``): an approved plan is also sent as a Markdown ``plan_update``.
+        subagents: ``subagents`` is an object (``{}``; omitted or ``null``: not declared): the
+            client shows each subagent as a child session (``subagent_update``; ACP's
+            ``SubagentCapabilities``, the reference adapter 0.101.0's ``clientSupportsSubagents``).
     """
 
     negotiated: bool = False
@@ -142,6 +145,7 @@ class ClientState:
     terminal_output: bool = False
     background_subagents: bool = False
     plan: bool = False
+    subagents: bool = False
 
     @property
     def suggestions(self) -> bool:
@@ -170,6 +174,7 @@ class ClientState:
                 terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
                 background_subagents=_air_declares(caps, BACKGROUND_SUBAGENTS),
                 plan=caps.get("plan") is not None,
+                subagents=isinstance(caps.get("subagents"), Mapping),
             )
         except Exception:  # a hostile Mapping implementation: nothing declared, never a crash
             return cls()

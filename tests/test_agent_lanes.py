@@ -19,6 +19,7 @@ from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import PromptSuggestion, Step, read
 from lifecycle.agent.steering import Steering
 from lifecycle.agent.stream import StreamRenderer
+from lifecycle.agent.subagents import ChildSessions
 from lifecycle.agent.suggestions import PromptSuggestions
 from lifecycle.agent.translate import Translation
 from lifecycle.events import Assistant, Result
@@ -52,11 +53,15 @@ def updates(steps: list[Step]) -> list[str]:
     return [u["sessionUpdate"] for step in steps for u in step.updates]
 
 
-def test_the_order_is_own_turns_steering_state_compaction_hold_translation_suggestions() -> None:
+def test_the_order_is_own_turns_steering_state_compaction_hold_children_translation_suggestions() -> None:
     # Steering reads ``own`` (an own result is never held) and must set ``held`` before the
     # translation lane judges the result; the session state follows whatever the turn; the hold
-    # reads ``own`` and ``released`` and sets ``hold`` before translation.
-    order = (OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, Translation, PromptSuggestions)
+    # reads ``own`` and ``released`` and sets ``hold`` before translation; the child-sessions lane
+    # sets ``child`` before the translation lane renders on it.
+    order = (
+        OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, ChildSessions, Translation,
+        PromptSuggestions,
+    )  # fmt: skip
     assert order == LANES
     built = lanes()
     assert [type(lane) for lane in built.order] == list(LANES)

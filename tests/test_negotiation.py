@@ -288,7 +288,7 @@ def test_a_client_that_declared_nothing_gets_the_legacy_everywhere() -> None:
         assert ClientState.parse(nothing) == ClientState()
     assert ClientState() == ClientState(
         negotiated=False, air=False, notices=False, form=False, compaction=False,
-        terminal_auth=False, terminal_auth_meta=False, terminal_output=False,
+        terminal_auth=False, terminal_auth_meta=False, terminal_output=False, subagents=False,
     )  # fmt: skip
     assert ClientState().suggestions is False
 
@@ -326,6 +326,15 @@ def test_the_acp_registrys_initialize_declares_terminal_logins_and_terminal_outp
         ({"_meta": {"terminal_output": True}}, {"terminal_output": True}),
         ({"_meta": {"terminal_output": "true"}}, {}),
         ({"_meta": "not an object", "session": None, "auth": None, "elicitation": None}, {}),
+        # ACP's ``SubagentCapabilities`` (the reference adapter 0.101.0's bundled ACP schema,
+        # ``ClientCapabilities.subagents``): ``{}`` declares it, omitted or ``null`` does not.
+        ({"subagents": {}}, {"subagents": True}),
+        ({"subagents": {"_meta": {"x": 1}}}, {"subagents": True}),
+        ({"subagents": None}, {}),
+        ({"subagents": True}, {}),
+        ({"subagents": []}, {}),
+        ({"subagents": "yes"}, {}),
+        ({"session": {"subagents": {}}}, {}),
     ],
 )
 def test_each_flag_is_read_from_its_own_place(capabilities: dict[str, Any], declared: dict[str, bool]) -> None:

@@ -34,7 +34,11 @@ Rules
   A ``compaction_update`` (``{"sessionUpdate": "compaction_update", "compactionId", "status",
   "error"?}``, shown by the agent to a client that declared ``clientCapabilities.session.compaction``:
   :mod:`lifecycle.agent.compaction`) is newer than the SDK too: checked against
-  :class:`AcpCompactionUpdate` and sent the same raw way.
+  :class:`AcpCompactionUpdate` and sent the same raw way. So is a ``subagent_update`` (a child
+  session's announcement and state, for a client that declared ``clientCapabilities.subagents``:
+  :mod:`lifecycle.agent.subagents`), checked against :class:`AcpSubagentUpdate`.
+* A step's updates may go to another session than the ledger's (:meth:`SessionPublisher.emit`'s
+  ``session_id``: a child session's tool calls and text); its event is still the ledger's.
 
 Awkwardness, admitted: a ``PromptResponse`` is not sent by the publisher but returned by the
 agent's ``prompt`` handler. It counts as delivered when it is handed to a handler still waiting
@@ -67,7 +71,7 @@ from acp.schema import (
     SessionInfoUpdate,
     SessionNotification,
 )
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from ..events import Event, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, SessionUpdateOut, mask_texts
 from ..ledger import SessionLedger
@@ -79,10 +83,12 @@ __all__ = [
     "COMPACTION_UPDATE",
     "NOTICE_UPDATE",
     "PLAN_UPDATE",
+    "SUBAGENT_UPDATE",
     "VERBATIM_UPDATES",
     "AcpCompactionUpdate",
     "AcpNotice",
     "AcpPlanUpdate",
+    "AcpSubagentUpdate",
     "NotificationSink",
     "SessionPublisher",
     "UpdateSink",
@@ -119,6 +125,8 @@ NOTICE_UPDATE = "notice"
 COMPACTION_UPDATE = "compaction_update"
 #: The ``sessionUpdate`` of a Markdown plan (ACP plan operations; newer than the ACP SDK's schema).
 PLAN_UPDATE = "plan_update"
+#: A child session's announcement and state (ACP ``SubagentUpdate``; :mod:`lifecycle.agent.subagents`).
+SUBAGENT_UPDATE = "subagent_update"
 
 _SESSION_UPDATE_METHOD = "session/update"
 
@@ -307,6 +315,57 @@ class AcpCompactionUpdate(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
+class AcpSubagentError(BaseModel):
+    """The JSON-RPC error object of a child whose work failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: StrictInt
+    message: StrictStr
+
+
+class AcpSubagentState(BaseModel):
+    """A child's work state (ACP ``SessionWorkState``): ``running``, ``requires_action``,
+    ``idle`` (with its ``stopReason``, and the ``error`` of a failed one) or ``unknown``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    state: Literal["running", "requires_action", "idle", "unknown"]
+    stop_reason: Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"] | None = Field(
+        default=None, alias="stopReason"
+    )
+    error: AcpSubagentError | None = None
+
+
+class AcpSubagentCapabilities(BaseModel):
+    """What the client may do to a child (ACP ``SubagentSessionCapabilities``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cancel: dict[str, Any] | None = None
+
+
+class AcpSubagentUpdate(BaseModel):
+    """A ``subagent_update`` on the parent session: ACP's ``SubagentUpdate`` (unstable; the shape
+    of the ACP schema the reference adapter 0.101.0 bundles, ``@agentclientprotocol/sdk`` 2.4.0
+    ``schema/v1/schema.unstable.json``; the Python ACP SDK 0.12.1 predates it). The child's
+    ``sessionId`` is required; ``title``, ``description``, ``capabilities``, ``state`` optional
+    (absent: unchanged); nothing else."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+    session_update: Literal["subagent_update"] = Field(alias="sessionUpdate")
+    session_id: StrictStr = Field(alias="sessionId", min_length=1)
+    title: StrictStr | None = None
+    description: StrictStr | None = None
+    capabilities: AcpSubagentCapabilities | None = None
+    state: AcpSubagentState | None = None
+    field_meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
 class AcpMarkdownPlan(BaseModel):
     """The ``plan`` of a ``plan_update``: a Markdown plan and its id."""
 
@@ -331,10 +390,12 @@ class AcpPlanUpdate(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
-#: The updates newer than the ACP SDK's schema that the publisher sends raw, each checked by its model.
-_RAW_UPDATES: dict[str, type[AcpCompactionUpdate] | type[AcpPlanUpdate]] = {
+#: The updates newer than the ACP SDK's schema that the publisher sends raw, each checked by its model
+#: (a ``notice`` is the ledger's: :meth:`SessionPublisher._deliver`).
+_RAW_UPDATES: dict[object, type[AcpCompactionUpdate] | type[AcpPlanUpdate] | type[AcpSubagentUpdate]] = {
     COMPACTION_UPDATE: AcpCompactionUpdate,
     PLAN_UPDATE: AcpPlanUpdate,
+    SUBAGENT_UPDATE: AcpSubagentUpdate,
 }
 
 
@@ -440,17 +501,24 @@ class SessionPublisher:
         return self._lock
 
     async def emit(
-        self, updates: Iterable[Mapping[str, Any]], event: Event | None = None, *, runtime: int | None = None
+        self,
+        updates: Iterable[Mapping[str, Any]],
+        event: Event | None = None,
+        *,
+        runtime: int | None = None,
+        session_id: str | None = None,
     ) -> bool:
         """One step of a message: its transcript ``updates`` (as :meth:`show`), then its ``event``
         (as :meth:`feed`), under one hold of the session's lock, so no other feeder's sends come
-        between a message's updates and its records.
+        between a message's updates and its records. ``session_id``: the session the updates go
+        to, when not this one (a child session: :mod:`lifecycle.agent.subagents`); the event is
+        this session's ledger's whatever the updates' session.
 
         Returns:
             What :meth:`feed` returns for ``event``; False when there is none.
         """
         async with self._lock:
-            await self._show(updates)
+            await self._show(updates, session_id)
             return await self._feed(event, runtime) if event is not None else False
 
     async def _feed(self, event: Event, runtime: int | None) -> bool:
@@ -484,20 +552,21 @@ class SessionPublisher:
         async with self._lock:
             return await self._show(updates)
 
-    async def _show(self, updates: Iterable[Mapping[str, Any]]) -> int:
+    async def _show(self, updates: Iterable[Mapping[str, Any]], session_id: str | None = None) -> int:
         sent = 0
+        target = session_id or self._ledger.session_id
         for update in updates:
             try:
                 verbatim = update.get("sessionUpdate") in VERBATIM_UPDATES
-                raw = _RAW_UPDATES.get(update.get("sessionUpdate"))  # type: ignore[arg-type]
-                if raw is not None:  # newer than the SDK's schema
+                raw = _RAW_UPDATES.get(update.get("sessionUpdate"))
+                if raw is not None:  # newer than the SDK's schema: our own model checks it
                     wire = raw.model_validate(_mask_strings(update, self._secrets.mask)).to_wire()
-                    params = {"sessionId": self._ledger.session_id, "update": wire}
+                    params = {"sessionId": target, "update": wire}
                     await _notification_sink(self._conn).send_notification(_SESSION_UPDATE_METHOD, params)
                     sent += 1
                     continue
                 model = acp_update(dict(update) if verbatim else _mask_strings(update, self._secrets.mask))
-                await self._conn.session_update(self._ledger.session_id, model)
+                await self._conn.session_update(target, model)
             except asyncio.CancelledError:
                 raise
             except Exception:

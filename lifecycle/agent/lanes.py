@@ -20,16 +20,21 @@ Rules
      background subagents it started still work: it holds the prompt's result (it sets
      :attr:`Pass.hold`; translation shows the result's updates and leaves its event) and gives it
      back, as a step after every lane's (:attr:`Pass.after`), once they have answered;
-  6. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
+  6. **child sessions** (:class:`lifecycle.agent.subagents.ChildSessions`): for a client that
+     declared ``subagents``, a subagent's announcement and end (``subagent_update``) and its
+     text, and the child session its messages' updates go to (it sets :attr:`Pass.child`);
+     a no-op for other clients;
+  7. **translation** (:class:`lifecycle.agent.translate.Translation`): the transcript updates
      and the event the ledger judges (an own message's turn events detached while a prompt is
-     open; a held result not judged, a released one judged);
-  7. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
+     open; a held result not judged, a released one judged), on the child session when
+     :attr:`Pass.child` names one;
+  8. **suggestions** (:class:`lifecycle.agent.suggestions.PromptSuggestions`): the predicted
      next prompt, after the turn's end that opened its window.
 
 * A lane reads the record and the pass, never the SDK's class; it may keep state of its own
   (one lane object per session, built from :class:`LaneParts`), and writes only its own part
   of the pass (own turns: :attr:`Pass.own`; hold: :attr:`Pass.hold` and :attr:`Pass.after`, the
-  steps sent after every lane's).
+  steps sent after every lane's; child sessions: :attr:`Pass.child`).
 * Adding a way of handling messages is one module (a class with ``build`` and ``run``) and one
   row of :data:`LANES`.
 
@@ -50,6 +55,7 @@ from .following import SessionState
 from .hold import BackgroundHold
 from .messages import ClaudeMessage, LaneParts, Pass, Step
 from .steering import Steering
+from .subagents import ChildSessions
 from .suggestions import PromptSuggestions
 from .translate import Translation
 
@@ -68,7 +74,8 @@ class _LaneClass(Protocol):
 
 #: The lanes, in the order every message runs through them (see the module).
 LANES: Final[tuple[_LaneClass, ...]] = (
-    OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, Translation, PromptSuggestions,
+    OwnTurns, Steering, SessionState, ContextCompaction, BackgroundHold, ChildSessions, Translation,
+    PromptSuggestions,
 )  # fmt: skip
 
 _L = TypeVar("_L")

@@ -154,10 +154,13 @@ class ClaudeMessage:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """Updates to show, then an event to judge (either may be empty)."""
+    """Updates to show, then an event to judge (either may be empty); ``session``: the session
+    the updates go to when not the lane's own (a child session: :mod:`lifecycle.agent.subagents`;
+    the event is the session's own ledger's whatever)."""
 
     updates: list[dict[str, Any]] = field(default_factory=list)
     event: Event | None = None
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +193,9 @@ class Pass:
     released: ClaudeMessage | None = None
     hold: bool = False  # the prompt's result is held (set by the hold lane; translation leaves its event)
     after: list[Step] = field(default_factory=list)  # steps sent after every lane's (the hold lane's)
+    #: The child session the message's updates go to (set by the child-sessions lane: a subagent's
+    #: message for a client that declared ``subagents``); None: the session's own.
+    child: str | None = None
 
     @property
     def ends(self) -> bool:

@@ -204,6 +204,10 @@ class _Runtime:
     async def interrupt(self) -> None:
         await self._client.interrupt()
 
+    async def stop_task(self, task_id: str) -> None:
+        """Stop Claude Code's task ``task_id`` (a subagent: its agent id), not the turn."""
+        await self._client.stop_task(task_id)  # type: ignore[attr-defined]
+
     async def server_info(self) -> dict[str, Any] | None:
         """Claude Code's answer to the SDK's ``initialize`` (models, commands), if it gave one."""
         getter = getattr(self._client, "get_server_info", None)

@@ -589,6 +589,8 @@ class ClaudeAcpAgent:
         if session is not None:
             log.info("session.cancel", session_id=session_id)
             await session.cancel()
+        else:  # a child session's id (subagents.py): that child stops, its parent's turn goes on
+            await asyncio.gather(*(s.cancel_child(session_id) for s in list(self._sessions.values())))
 
     async def settle(self, timeout: float) -> None:
         """Answer every running prompt ``cancelled`` and wait (at most ``timeout`` seconds) until

@@ -43,6 +43,7 @@ from .runtime import Launcher, _Runtime
 from .startup_failures import startup_failure
 from .steering import Steering, SteerNotSent
 from .stream import StreamRenderer, TurnUsage
+from .subagents import ChildSessions
 from .suggestions import PromptSuggestions
 from .titles import SessionTitle
 from .translate import local_zone, reading_time, runtime_end
@@ -107,6 +108,7 @@ class _Session:
         self.own_turns = self.lanes.get(OwnTurns)  # Claude Code's own turns (background.py)
         self.steering = self.lanes.get(Steering)  # steers of the running turn (steering.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
+        self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
@@ -214,7 +216,8 @@ class _Session:
         for step in steps:
             if self.closed:
                 return
-            await self.publisher.emit(step.updates if current else [], step.event, runtime=generation)
+            updates = step.updates if current else []
+            await self.publisher.emit(updates, step.event, runtime=generation, session_id=step.session)
         await self._withdraw_questions()
 
     @property
@@ -282,6 +285,8 @@ class _Session:
         if self.compaction.updates:  # the summary rides on the compaction_update (compaction.py)
             hooks["PostCompact"] = [HookMatcher(hooks=[cast(HookCallback, self.compaction.summary_hook)])]
         kw["hooks"] = hooks
+        if self.client.subagents:  # a child session shows its subagent's text (subagents.py)
+            kw["forward_subagent_text"] = True
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
         return ClaudeAgentOptions(**kw)
 
@@ -584,6 +589,19 @@ class _Session:
                     await asyncio.wait_for(rt.interrupt(), 10)
                 except Exception as exc:  # a timeout too
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
+
+    async def cancel_child(self, child_id: str) -> None:
+        """``session/cancel`` of a child session of this one (:mod:`lifecycle.agent.subagents`):
+        Claude Code stops that subagent (its end, ``cancelled``, comes as its task's end); the
+        parent's turn goes on. Any other id (unknown, a child that ended) changes nothing."""
+        rt = self.runtime
+        if not self.children.running(child_id) or rt is None or not rt.alive:
+            return
+        log.info("subagent.cancel", session_id=self.id, child_id=child_id)
+        try:
+            await asyncio.wait_for(rt.stop_task(child_id), 10)
+        except Exception as exc:  # a timeout too: the child's end says what became of it
+            log.warning("subagent.cancel_failed", session_id=self.id, error_type=type(exc).__name__)
 
     async def close(self) -> None:
         if self._meter is not None and not self._meter.done():

@@ -315,6 +315,25 @@ class StreamRenderer:
                 self._tools[tool_id].origin = origin
         return updates, shown
 
+    def subagent_text(self, message: object) -> list[dict[str, Any]]:
+        """A subagent's ``AssistantMessage`` text as one ``agent_message_chunk`` with Claude's
+        ``messageId``, naming its Agent/Task call like its tool calls: for a child session
+        (:mod:`lifecycle.agent.subagents`); other clients never see a subagent's text."""
+        parent = _parent(message)
+        content = getattr(message, "content", None)
+        blocks = content if isinstance(content, list) else []
+        text = "".join(_get(b, "text") for b in blocks if _kind(b) == "text" and isinstance(_get(b, "text"), str))
+        if parent is None or not text:
+            return []
+        update = _chunk(_TEXT, text, _message_id(getattr(message, "message_id", None)))
+        update["_meta"] = {"claudeCode": {"parentToolUseId": parent}}
+        return [update]
+
+    def tool_input(self, tool_id: str) -> tuple[str, Mapping[str, Any]] | None:
+        """The name and input of a tool use still remembered (None: unknown or ended)."""
+        tool = self._tools.get(tool_id)
+        return (tool.name, tool.input) if tool is not None else None
+
     def replaced(self, uuids: Iterable[str]) -> list[dict[str, Any]]:
         """Claude Code replaced the messages ``uuids`` (CLI 2.1.337's ``supersedes``): it dropped
         them from the conversation, so a tool call one of them made and that is still open will

@@ -124,6 +124,13 @@ class Translation:
         return cls(parts.renderer, parts.mcp, parts.interrupts)
 
     def run(self, p: Pass) -> list[Step]:
+        steps = self._run(p)
+        if p.child is None:
+            return steps
+        # a subagent's message, for a client that has child sessions (subagents.py)
+        return [Step(step.updates, step.event, session=p.child) for step in steps]
+
+    def _run(self, p: Pass) -> list[Step]:
         if p.own:
             if p.message.kind is Kind.RESULT:
                 self.interrupts.take()  # an own turn's interrupt is no prompt's
