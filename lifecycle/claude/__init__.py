@@ -37,6 +37,7 @@ from ..events import (
     AuthStatus,
     Event,
     Informational,
+    MessagesReplaced,
     ModelFallback,
     ModelRefusalFallback,
     ModelRefusalNoFallback,
@@ -53,10 +54,12 @@ __all__ = [
     "from_sdk_message",
     "from_stream_json",
     "rate_limit_from_stream_json",
+    "replaced_uuids",
     "sdk_assistant",
     "sdk_rate_limit",
     "sdk_result",
     "sdk_system",
+    "stream_events",
     "text_of",
     "unified_windows",
 ]
@@ -349,6 +352,29 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     except TypeError:  # an unhashable "type" value: not a known message
         return None
     return None if translate is None else translate(line)
+
+
+#: The most message uuids one message may name as replaced (Claude Code names one response's).
+MAX_REPLACED: Final = 64
+
+
+def replaced_uuids(value: object) -> tuple[str, ...]:
+    """The uuids an assistant line's ``supersedes`` names (CLI 2.1.337: "Uuids of earlier messages
+    that this message replaces"): at most :data:`MAX_REPLACED`, each a string of 1 to 100
+    characters; a value that is no list, and an entry that is no such string, name nothing."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
+
+
+def stream_events(line: Mapping[str, Any]) -> tuple[Event, ...]:
+    """Every event one stream-json line makes, in order: an assistant line that names messages it
+    replaces (``supersedes``) is :class:`~lifecycle.events.MessagesReplaced` first, then its own
+    event (:func:`from_stream_json`, which raises as it does)."""
+    replaced = replaced_uuids(line.get("supersedes")) if line.get("type") == "assistant" else ()
+    event = from_stream_json(line)
+    head: tuple[Event, ...] = (MessagesReplaced(uuids=replaced),) if replaced else ()
+    return head if event is None else (*head, event)
 
 
 def from_sdk_message(message: object) -> Event | None:
