@@ -124,3 +124,40 @@ def test_a_replacing_line_is_the_replacement_then_the_answer() -> None:
 def test_what_supersedes_names_is_bounded(value: object, named: tuple[str, ...]) -> None:
     assert replaced_uuids(value) == named
     assert replaced_uuids([f"u{i}" for i in range(100)]) == tuple(f"u{i}" for i in range(64))
+
+
+# A replayed history (session/load): a message a later one names as replaced is left out, so a
+# failure it carried is superseded there too. Shapes: the stored transcript's user / assistant
+# lines (tests/conformance/cases/replay-restores-usage-limit), the usage-limit text Claude Code
+# prints (tests/stateful_session.py's FAILURES), ``supersedes`` as on the live line.
+LIMIT = "You've hit your 5-hour limit · resets 4:06pm (UTC)"
+
+
+def _history(supersedes: list[str] | None) -> list[dict[str, object]]:
+    answer: dict[str, object] = {
+        "type": "assistant", "uuid": "a2", "parent_tool_use_id": None,
+        "message": {"role": "assistant", "model": "claude-opus-4-8", "content": [{"type": "text", "text": "Done."}]},
+    }  # fmt: skip
+    if supersedes is not None:
+        answer["supersedes"] = supersedes
+    return [
+        {"type": "user", "uuid": "u1", "parent_tool_use_id": None,
+         "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
+        {"type": "assistant", "uuid": "a1", "parent_tool_use_id": None,
+         "message": {"role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": LIMIT}]}},
+        answer,
+    ]  # fmt: skip
+
+
+def test_a_replaced_failure_is_not_replayed() -> None:
+    from lifecycle.history import load_history
+
+    kept = Session()
+    kept.feed(load_history(_history(None)))
+    # Without the replacement the limit is replayed (as history: the later answer recovered it).
+    assert [o.record.title for o in kept.sent if o.record is not None] == [LIMIT]
+    replaced = Session()
+    replaced.feed(load_history(_history(["a1"])))
+    assert [o.record for o in replaced.sent if o.record is not None] == []
+    assert [e.uuid for e in load_history(_history(["a1"])).entries] == ["u1", "a2"]
+    assert [e.uuid for e in load_history(_history(["zz", 7])).entries] == ["u1", "a1", "a2"]  # type: ignore[list-item]

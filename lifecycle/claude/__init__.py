@@ -46,7 +46,7 @@ from ..events import (
     Result,
     WorkerShuttingDown,
 )
-from ..history import text_of
+from ..history import replaced_uuids, text_of
 
 __all__ = [
     "MalformedMessage",
@@ -352,19 +352,6 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     except TypeError:  # an unhashable "type" value: not a known message
         return None
     return None if translate is None else translate(line)
-
-
-#: The most message uuids one message may name as replaced (Claude Code names one response's).
-MAX_REPLACED: Final = 64
-
-
-def replaced_uuids(value: object) -> tuple[str, ...]:
-    """The uuids an assistant line's ``supersedes`` names (CLI 2.1.337: "Uuids of earlier messages
-    that this message replaces"): at most :data:`MAX_REPLACED`, each a string of 1 to 100
-    characters; a value that is no list, and an entry that is no such string, name nothing."""
-    if not isinstance(value, list):
-        return ()
-    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
 
 
 def stream_events(line: Mapping[str, Any]) -> tuple[Event, ...]:
