@@ -135,7 +135,7 @@ class MachineAnswers:
     the same ``TransitionNotAllowed`` when the machine refuses. Answers are kept per
     ``(state, event, *GUARD_INPUTS)``: at most ``states x events x 6 policies x 2`` entries (792).
     ``turn(state, event)`` answers for the prompt turn's :class:`~lifecycle.session_flow.SessionFlow`
-    (target leaf state and the effects its actions name), kept per ``(state, event)`` (65 points).
+    (target leaf state and the effects its actions name), kept per ``(state, event)`` (70 points).
     Answers are never dropped: a changed machine class gets a new ``MachineAnswers``.
 
     ``machine_class`` and ``flow_class`` default to the package's machines, imported when first

@@ -24,6 +24,13 @@ Rules
   the flow leave ``in_turn`` (cancel, runtime loss, any settlement) withdraws every open question
   at that moment; :meth:`TurnFlow.take_withdrawn` hands their ids out once each.
 
+* A held failure is superseded when the provider replaces the message that carried it
+  (:class:`~lifecycle.events.MessagesReplaced` naming the failure's :attr:`Assistant.uuid`, which
+  the turn keeps beside it): ``failure_replaced`` drops it (``drop_failure``), so the turn settles
+  by what comes next. Replacing any other message is no flow event at all (noted). The uuid is
+  the turn's data, like its questions: the event only says which messages the provider replaced,
+  and the turn, which holds the failure, decides whether its own was among them.
+
 * The runtime's loss is the turn's to show: whether the worker announced its shutdown, and which
   incident already shows the loss (it is shown once), live here; the ledger tells the turn when
   the runtime is replaced (:meth:`TurnFlow.runtime_replaced`) and when the record showing the
@@ -71,6 +78,7 @@ from .events import (
     Assistant,
     Cancelled,
     InternalError,
+    MessagesReplaced,
     ModelRefusalNoFallback,
     PermissionAnswered,
     PermissionAsked,
@@ -124,6 +132,9 @@ IN_TURN = frozenset({FlowState.RUNNING, FlowState.ANSWERED, FlowState.FAILING})
 _FLOW_STATES: dict[str, FlowState] = {s.value: s for s in FlowState}
 #: Claude's failure as a turn holds it: (condition, text, SDK error kind).
 _Failure = tuple[Condition, str, str | None]
+#: Claude's failure as it arrives (``claude_failure``'s input): the failure and the uuid of the
+#: message that carried it (None: it had none).
+_Arrived = tuple[_Failure, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +149,14 @@ class TurnView:
 class Turn:
     """The current (or last) turn's data; where it stands is the flow state."""
 
-    __slots__ = ("failure", "questions", "refusal", "turn_id")
+    __slots__ = ("failure", "failure_uuid", "questions", "refusal", "turn_id")
 
     def __init__(self, turn_id: str) -> None:
         self.turn_id = turn_id
         self.questions: frozenset[str] = frozenset()  # asked in in_turn, not answered (tool use ids)
         self.refusal: str | None = None  # Claude's explanation, shown if the turn ends ``refusal``
         self.failure: _Failure | None = None  # Claude's first failure, held to settle the turn
+        self.failure_uuid: str | None = None  # the uuid of the message that carried it (if it had one)
 
 
 class LedgerPort(Protocol):
@@ -321,7 +333,7 @@ class TurnFlow:
             cond = classify_assistant_error(ev.error, text)
             effects = self._step_turn("claude_failure")
             if effects:
-                self._perform("claude_failure", effects, turn, (cond, text, ev.error))
+                self._perform("claude_failure", effects, turn, ((cond, text, ev.error), ev.uuid))
             login = synthetic and is_login_text(text) and cond.key != "usage_limit"
             if not self._negotiated and text and not hidden and not login:
                 # Legacy: Claude's failure text stays in the transcript ("Invalid API key · …" too),
@@ -336,6 +348,16 @@ class TurnFlow:
         effects = self._step_turn("real_answer")
         if effects:
             self._perform("real_answer", effects, turn, None)
+
+    def on_messages_replaced(self, ev: MessagesReplaced) -> None:
+        turn = self._turn
+        held = turn.failure_uuid if turn is not None and self._flow == "failing" else None
+        if held is None or held not in ev.uuids:
+            self._port.note("replaced_no_held_failure", count=len(ev.uuids))
+            return
+        effects = self._step_turn("failure_replaced")
+        if effects:
+            self._perform("failure_replaced", effects, turn, None)
 
     def on_result(self, ev: Result) -> None:
         event = result_event(ev.is_error, ev.stop_reason, ev.subtype, ev.result)
@@ -430,11 +452,17 @@ class TurnFlow:
             self._port.recover(Recovery.REAL_MODEL_ANSWER)
             self._port.recover(Recovery.CONFIRMED_ATTEMPT)
 
-    def _do_hold_failure(self, turn: Turn | None, failure: _Failure) -> None:
+    def _do_hold_failure(self, turn: Turn | None, arrived: _Arrived) -> None:
         assert turn is not None
-        turn.failure = failure
+        turn.failure, turn.failure_uuid = arrived
 
-    def _do_background_failure(self, turn: Turn | None, failure: _Failure) -> None:
+    def _do_drop_failure(self, turn: Turn | None, _: None) -> None:
+        assert turn is not None
+        turn.failure = None
+        turn.failure_uuid = None
+
+    def _do_background_failure(self, turn: Turn | None, arrived: _Arrived) -> None:
+        failure = arrived[0]
         self._port.background_failure(failure[0], failure[1], "error_result")
 
     def _do_settle_stop(self, turn: Turn | None, ev: Result) -> None:
@@ -570,6 +598,7 @@ TURN_HANDLERS: dict[type, Callable[[TurnFlow, Any], None]] = {
     ApiRetry: TurnFlow.on_api_retry,
     Assistant: TurnFlow.on_assistant,
     Result: TurnFlow.on_result,
+    MessagesReplaced: TurnFlow.on_messages_replaced,
     ModelRefusalNoFallback: TurnFlow.on_refusal_no_fallback,
     QueryError: TurnFlow.on_query_error,
     QueryEnded: TurnFlow.on_query_end,
@@ -586,6 +615,7 @@ EFFECT_HANDLERS: dict[str, Callable[[TurnFlow, Turn | None, Any], None]] = {
     "recover_answered": TurnFlow._do_recover_answered,
     "recover_all": TurnFlow._do_recover_all,
     "hold_failure": TurnFlow._do_hold_failure,
+    "drop_failure": TurnFlow._do_drop_failure,
     "background_failure": TurnFlow._do_background_failure,
     "settle_stop": TurnFlow._do_settle_stop,
     "confirm_attempt": TurnFlow._do_confirm_attempt,

@@ -25,6 +25,7 @@ __all__ = [
     "Informational",
     "InternalError",
     "McpServerNotStarted",
+    "MessagesReplaced",
     "ModelFallback",
     "ModelRefusalFallback",
     "ModelRefusalNoFallback",
@@ -82,6 +83,18 @@ class Assistant:
     def synthetic(self) -> bool:
         """CLI-authored text (errors, limits, local commands), not a model answer."""
         return self.model == "<synthetic>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessagesReplaced:
+    """The provider replaced earlier messages of the turn (Claude Code 2.1.337's ``supersedes``,
+    after a refusal fallback or after a response whose tool call could not be parsed): ``uuids``
+    names them. It comes just before the message that replaces them. If one of them carried the
+    failure the turn holds (its :attr:`Assistant.uuid`), that failure is superseded: the turn
+    no longer settles with it (:class:`lifecycle.session_flow.SessionFlow`'s ``failure_replaced``).
+    Naming other messages changes nothing."""
+
+    uuids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,6 +309,7 @@ Event = (
     | PermissionAsked
     | PermissionAnswered
     | RateLimitWindow
+    | MessagesReplaced
 )
 
 

@@ -11,6 +11,12 @@ Recognition therefore works from ``message.model == "<synthetic>"`` plus the SDK
 usage-limit prefixes alone (:data:`lifecycle.conditions.USAGE_LIMIT_PREFIXES`), never from
 arbitrary model prose. The ledger decides ids, positions and which occurrence stays active.
 
+A message that a later one names as replaced (Claude Code 2.1.337's ``supersedes``, after a
+refusal fallback or a tool call it could not parse: "Remove the named messages when this one
+arrives") is left out of the history, so its text is not replayed a second time and a failure it
+carried is superseded there too (issue 49.3). Claude Code leaves such messages out of the
+transcript it stores; this only keeps a history that still holds one as Claude Code meant it.
+
 A transcript's bytes the SDK cannot read (it decodes the whole file as strict UTF-8) are read by
 :func:`read_transcript`, line by line, losing nothing readable: a line with bytes that are not
 UTF-8 is read with U+FFFD in their place (as Node's UTF-8 reader of the reference adapter reads
@@ -36,6 +42,7 @@ __all__ = [
     "is_replayed_limit",
     "load_history",
     "read_transcript",
+    "replaced_uuids",
     "replayed_prompt",
     "strip_markers",
     "text_of",
@@ -178,9 +185,25 @@ def history_entry(stored: object) -> HistoryEntry | None:
     )
 
 
+#: The most message uuids one message may name as replaced (Claude Code names one response's).
+MAX_REPLACED = 64
+
+
+def replaced_uuids(value: object) -> tuple[str, ...]:
+    """The uuids an assistant message's ``supersedes`` names (CLI 2.1.337: "Uuids of earlier
+    messages that this message replaces"): at most :data:`MAX_REPLACED`, each a string of 1 to 100
+    characters; a value that is no list, and an entry that is no such string, name nothing."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
+
+
 def load_history(stored: Iterable[object]) -> HistoryLoaded:
-    """The :class:`HistoryLoaded` event for a stored history, oldest first."""
-    entries = tuple(e for e in (history_entry(s) for s in stored) if e is not None)
+    """The :class:`HistoryLoaded` event for a stored history, oldest first, without the messages a
+    later one replaced (see the module)."""
+    stored = list(stored)
+    replaced = {u for s in stored if _field(s, "type") == "assistant" for u in replaced_uuids(_field(s, "supersedes"))}
+    entries = tuple(e for e in (history_entry(s) for s in stored) if e is not None and e.uuid not in replaced)
     return HistoryLoaded(entries=entries)
 
 

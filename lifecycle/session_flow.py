@@ -12,6 +12,12 @@ asks the machine, and performs the effects it is told, in order. So each turn ru
 * a warning never ends a turn: ``api_retry`` is a self-loop inside the turn;
 * the first Claude failure of a turn is held (``hold_failure``) and settles the turn with
   Claude's own text whatever ends it (a result, the stream ending, an internal error);
+* a held failure the provider replaced is superseded: ``failure_replaced`` (the message that
+  carried it was replaced, :class:`lifecycle.events.MessagesReplaced`) drops it
+  (``drop_failure``) and the turn runs on, in ``running`` (not ``answered``: ``failing`` does not
+  remember whether an answer came before it, and a replaced response is an attempt Claude Code
+  retried, so only an answer that stands, the replacement's, marks the turn answered; one that
+  came before had already recovered what waits for one). Anywhere else it changes nothing;
 * a stop reason (``max_tokens``, ``refusal``) wins over ``is_error``: ``result_stop`` settles
   with that stop reason and publishes no failure (which results are ``result_stop`` is decided
   by :func:`lifecycle.conditions.result_event`); a turn cut short or refused is not a confirmed
@@ -49,7 +55,7 @@ carries out each effect by the method :data:`lifecycle.delivery_surfaces.EFFECT_
 
 The machine is pure, like :class:`lifecycle.incident.IncidentMachine`: it has no guards and its
 actions only name the effect (:meth:`SessionFlow._effect` appends the name to the model's
-``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 13 points. The
+``effects``), so its answer to an event is a function of ``(state, event)``: 5 x 14 points. The
 ledger's :class:`~lifecycle.answers.MachineAnswers` asks a real instance once per point
 (:meth:`~lifecycle.answers.MachineAnswers.turn`) and reuses the answer; a turn costs no machine
 instance. ``tests/test_session_flow.py`` checks the kept answers against fresh instances.
@@ -95,6 +101,13 @@ class SessionFlow(StateMachine):
         | in_turn.answered.to(in_turn.failing, on="hold_failure")
         | in_turn.failing.to(in_turn.failing)
         | idle.to(idle, on="background_failure")
+        | cancelled.to(cancelled)
+    )
+    failure_replaced = (
+        in_turn.failing.to(in_turn.running, on="drop_failure")
+        | in_turn.running.to(in_turn.running)
+        | in_turn.answered.to(in_turn.answered)
+        | idle.to(idle)
         | cancelled.to(cancelled)
     )
     result_success = (
@@ -170,6 +183,10 @@ class SessionFlow(StateMachine):
     def hold_failure(self) -> None:
         """Keep Claude's first failure text: it settles the turn."""
         self._effect("hold_failure")
+
+    def drop_failure(self) -> None:
+        """The message that carried the held failure was replaced: the turn no longer holds it."""
+        self._effect("drop_failure")
 
     def background_failure(self) -> None:
         """Claude's failure outside a turn: a session-scoped record."""

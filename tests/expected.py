@@ -269,7 +269,7 @@ def _title_ok(want: str, got: str) -> bool:
 # Every point of the turn machine written out by hand, from session_flow.py's "Rules" (the spec's
 # delivery surfaces and severity, and the contract-parity decisions of docs/parity/README.md),
 # not read from the class: (leaf state, event) -> (target leaf, effects), or None (refused).
-# 5 states x 13 events = 65 points.
+# 5 states x 14 events = 70 points.
 S = ("settle_stop",)
 TURN_TABLE: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {
     # a prompt opens a turn from idle, or while a cancelled turn drains; one turn at a time
@@ -292,6 +292,13 @@ TURN_TABLE: dict[tuple[str, str], tuple[str, tuple[str, ...]] | None] = {
     ("answered", "claude_failure"): ("failing", ("hold_failure",)),
     ("failing", "claude_failure"): ("failing", ()),
     ("cancelled", "claude_failure"): ("cancelled", ()),
+    # a held failure whose message the provider replaced is superseded (issue 49.3): dropped, the
+    # turn runs on (an answer that stands marks it answered); anywhere else nothing to drop
+    ("idle", "failure_replaced"): ("idle", ()),
+    ("running", "failure_replaced"): ("running", ()),
+    ("answered", "failure_replaced"): ("answered", ()),
+    ("failing", "failure_replaced"): ("running", ("drop_failure",)),
+    ("cancelled", "failure_replaced"): ("cancelled", ()),
     # runtime loss is never swallowed: it settles a turn whatever Claude said (rule 6), and
     # outside a turn (or after the cancelled turn was answered) it is a session-scoped failure
     ("idle", "transport_lost"): ("idle", ("background_runtime_loss",)),

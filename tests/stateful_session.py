@@ -31,6 +31,7 @@ from lifecycle import (
     ClientProjection,
     InternalError,
     LocalProtocolError,
+    MessagesReplaced,
     ModelFallback,
     PermissionAnswered,
     PermissionAsked,
@@ -142,6 +143,8 @@ class AdapterSession(RuleBasedStateMachine):
         self.closed: set[str] = set()  # ids that left the active set: their records are history
         self.settled: set[str] = set()  # prompts answered (planned answers, delivered or not)
         self.turn_failure: str | None = None  # reference: Claude's failure seen in the running turn
+        self.failure_message: str | None = None  # reference: the uuid of the message that carried it
+        self.messages = getattr(self, "messages", 0)  # Claude's failure messages so far (their uuids)
         self.draining = False  # reference: a cancelled turn whose result has not arrived yet
         self.loss_shown = False  # reference: this runtime's loss reached the client as a record
         self.worker_stopping = False  # reference: this runtime's worker announced its shutdown
@@ -237,9 +240,9 @@ class AdapterSession(RuleBasedStateMachine):
             assert lost, (self.step, self.sent)
         self.loss_shown = bool(lost)
 
-    def _claude_failure(self, which: str) -> None:
+    def _claude_failure(self, which: str, uuid: str | None = None) -> None:
         if self.running and self.turn_failure is None:
-            self.turn_failure = which
+            self.turn_failure, self.failure_message = which, uuid
 
     def _settling(self, failure: bool, *, held: bool = True) -> None:
         """Reference: the step about to run ends the running turn, as a failure or not; ``held``:
@@ -255,7 +258,7 @@ class AdapterSession(RuleBasedStateMachine):
     @rule()
     def a_prompt_starts(self) -> None:
         self.turns += 1
-        self.turn_failure = None
+        self.turn_failure = self.failure_message = None
         self.draining = False
         self._settling(False)
         self.feed("a_prompt_starts", PromptStarted(turn_id=f"turn-{self.turns}"))
@@ -298,8 +301,10 @@ class AdapterSession(RuleBasedStateMachine):
         """Claude's synthetic failure message; outside a prompt it is a background incident."""
         kind, text = FAILURES[which]
         self._settling(False)
-        self._claude_failure(which)
-        failure = Assistant(text=f"{text} {secret}".strip(), model="<synthetic>", error=kind)
+        self.messages += 1
+        uuid = f"msg-{self.messages}"
+        self._claude_failure(which, uuid)
+        failure = Assistant(text=f"{text} {secret}".strip(), model="<synthetic>", error=kind, uuid=uuid)
         self.feed("claude_reports_a_failure", failure)
         if self.draining:  # "A cancelled turn makes no record" (contract parity rule 7)
             assert [o.record for o, _ in self.sent if o.record is not None] == [], self.sent
@@ -415,6 +420,23 @@ class AdapterSession(RuleBasedStateMachine):
                 (*row, text)
             ], (self.step, settled)
 
+    @precondition(lambda self: self.running)
+    @rule(held=st.booleans())
+    def claude_replaces_a_message(self, held: bool) -> None:
+        """CLI 2.1.337's ``supersedes`` (issue 49.3): a failure printed in a message Claude Code
+        then replaced is superseded: the turn no longer holds it, and it settles by what comes
+        next; replacing any other message changes nothing. Nothing is sent either way."""
+        named = self.failure_message if held and self.failure_message else "msg-never-a-failure"
+        self._settling(False)
+        holding = self.ledger.flow == "failing"
+        self.feed("claude_replaces_a_message", MessagesReplaced(uuids=("msg-unknown", named)))
+        assert self.sent == [], (self.step, self.sent)
+        if named == self.failure_message:
+            self.turn_failure = self.failure_message = None
+            assert self.ledger.flow == "running", (self.step, self.ledger.flow)
+        else:
+            assert (self.ledger.flow == "failing") == holding, (self.step, self.ledger.flow)
+
     @rule()
     def claude_answers_for_real(self) -> None:
         self._settling(False)
@@ -434,6 +456,10 @@ class AdapterSession(RuleBasedStateMachine):
         running = self.running
         self.feed("the_turn_succeeds", Result(subtype="success", is_error=False, result="done", stop_reason=stop))
         self.draining = False
+        if running and stop == "end_turn" and self.turn_failure is None:  # none held (or it was replaced)
+            answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
+            got = [(type(o).__name__, o.record) for o in answers]
+            assert got == [("PromptResponseOut", None)], (self.step, answers)
         if running and stop != "end_turn":  # the stop reason wins over a held failure (rule 4)
             answers = [o for o, _ in self.sent if isinstance(o, (PromptResponseOut, PromptErrorOut))]
             assert [(type(o).__name__, getattr(o, "stop_reason", None), o.record) for o in answers] == [

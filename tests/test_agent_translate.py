@@ -24,7 +24,7 @@ from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import read
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.translate import translate
-from lifecycle.events import RateLimitWindow
+from lifecycle.events import MessagesReplaced, RateLimitWindow
 
 WARNING_INFO: dict[str, Any] = {
     "status": "allowed_warning",
@@ -167,6 +167,17 @@ def test_a_replacing_message_ends_the_tool_calls_of_the_messages_it_replaces() -
     ]
     # Ended once: the turn's end finds nothing open.
     assert renderer.close_open_tools() == []
+    # The replacement is judged before the answer itself (it may supersede a held failure).
+    assert [type(step.event).__name__ for step in steps] == ["MessagesReplaced", "Assistant"]
+    assert steps[0].event == MessagesReplaced(uuids=(REPLACED,))
+
+
+def test_a_quiet_turn_s_replacement_is_not_judged() -> None:
+    renderer = StreamRenderer("/project")
+    translate(read(UNPARSABLE), renderer, McpServers(), quiet=False)
+    steps, _ = translate(read(_replacing([REPLACED])), renderer, McpServers(), quiet=True)
+    assert steps == []  # a cancelled turn shows and judges nothing more
+    assert renderer.close_open_tools() == []  # the renderer still saw it
 
 
 @pytest.mark.parametrize(

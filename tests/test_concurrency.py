@@ -54,6 +54,7 @@ from lifecycle import (
     InternalError,
     LocalProtocolError,
     McpServerNotStarted,
+    MessagesReplaced,
     ModelFallback,
     ModelRefusalFallback,
     ModelRefusalNoFallback,
@@ -107,6 +108,7 @@ ONE_OF_EACH: list[Event] = [
     PermissionAsked(tool_use_id="toolu_late"),
     PermissionAnswered(tool_use_id="toolu_late"),
     RateLimitWindow(window="five_hour", status="allowed_warning", utilization=0.9, resets_at=1_900_000_000),
+    MessagesReplaced(uuids=("a1",)),
 ]
 
 

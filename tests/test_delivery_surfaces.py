@@ -23,6 +23,7 @@ from lifecycle import (
     Cancelled,
     InternalError,
     LocalProtocolError,
+    MessagesReplaced,
     PermissionAnswered,
     PermissionAsked,
     PromptStarted,
@@ -57,7 +58,7 @@ def test_every_effect_the_machine_produces_has_exactly_one_handler_and_every_han
     produced = _produced()
     assert set(EFFECT_HANDLERS) == set(produced)  # total, and no handler the machine never reaches
     assert set(EFFECTS) == set(produced)  # the derived list is what the machine produces
-    assert len(EFFECTS) == len(set(EFFECTS)) == 19
+    assert len(EFFECTS) == len(set(EFFECTS)) == 20
     # One method per effect, named after it, and no other effect method in the class.
     assert {h.__name__ for h in EFFECT_HANDLERS.values()} == {f"_do_{e}" for e in EFFECT_HANDLERS}
     assert {n for n in vars(TurnFlow) if n.startswith("_do_")} == {f"_do_{e}" for e in EFFECT_HANDLERS}
@@ -86,7 +87,7 @@ _TO_STATE: dict[str, tuple[Event, ...]] = {
     "idle": (),
     "running": (PromptStarted(turn_id="t1"),),
     "answered": (PromptStarted(turn_id="t1"), Assistant(text="Hi", model="claude-opus-4-5")),
-    "failing": (PromptStarted(turn_id="t1"), Assistant(text=RATE, model="<synthetic>", error="rate_limit")),
+    "failing": (PromptStarted(turn_id="t1"), Assistant(text=RATE, model="<synthetic>", error="rate_limit", uuid="f1")),
     "cancelled": (PromptStarted(turn_id="t1"), Cancelled()),
 }
 # An input for each flow event (the classification docs/design.md describes).
@@ -95,6 +96,8 @@ _INPUT: dict[str, tuple[Event, ...]] = {
     "api_retry": (ApiRetry(attempt=1, max_retries=10, error_status=529, error="overloaded"),),
     "real_answer": (Assistant(text="Hello", model="claude-opus-4-5"),),
     "claude_failure": (Assistant(text=RATE, model="<synthetic>", error="rate_limit"),),
+    # the provider replaced the message that carried the held failure (the failing state's "f1")
+    "failure_replaced": (MessagesReplaced(uuids=("x9", "f1")),),
     "result_success": (OK,),
     "result_stop": (Result(subtype="success", is_error=False, stop_reason="max_tokens"),),
     "result_error": (Result(subtype="success", is_error=True, result=RATE, api_error_status=429),),

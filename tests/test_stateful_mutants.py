@@ -99,6 +99,8 @@ EXPECTED_CAUGHT: dict[str, bool] = {
     "window_repeat_published": True,  # claude_code_reports_a_window: an identical repeat publishes nothing
     # issue 31: a subagent's failure
     "subagent_failure_is_the_turns": True,  # a_subagent_reports_a_failure: it changes nothing
+    # issue 49.3: a replaced failure
+    "replaced_failure_still_settles": True,  # claude_replaces_a_message: the turn no longer holds it
 }
 
 
@@ -279,6 +281,12 @@ CATCHING: dict[str, Program] = {
         ("open_session", {"negotiated": True}),
         ("a_prompt_starts", {}),
         ("a_subagent_reports_a_failure", {"which": "usage_limit"}),
+    ),
+    "replaced_failure_still_settles": (
+        ("open_session", {"negotiated": True}),
+        ("a_prompt_starts", {}),
+        ("claude_reports_a_failure", {"which": "usage_limit", "secret": ""}),
+        ("claude_replaces_a_message", {"held": True}),
     ),
 }
 

@@ -23,6 +23,7 @@ from lifecycle.events import (
     Cancelled,
     Event,
     InternalError,
+    MessagesReplaced,
     PermissionAnswered,
     PermissionAsked,
     PromptStarted,
@@ -290,9 +291,12 @@ _INPUTS: dict[str, tuple[tuple[Event, ...], str | None]] = {
     "real_answer": ((Assistant(text="Hello", model="claude-opus-5-5"),), "real_answer"),
     "local_command": ((Assistant(text="No response requested.", model="<synthetic>"),), None),
     "claude_failure": (
-        (Assistant(text="Invalid API key · Please run /login", model="<synthetic>", error="authentication_failed"),),
+        (Assistant(text="Invalid API key · Please run /login", model="<synthetic>", error="authentication_failed",
+                   uuid="f1"),),
         "claude_failure",
     ),
+    # the provider replaced the message that carried the failure (every failure here is "f1")
+    "failure_replaced": ((MessagesReplaced(uuids=("f1",)),), "failure_replaced"),
     "result_success": ((Result(subtype="success", is_error=False, stop_reason="end_turn"),), "result_success"),
     "result_max_tokens": ((Result(subtype="success", is_error=True, stop_reason="max_tokens"),), "result_stop"),
     "result_refusal": ((Result(subtype="success", is_error=True, stop_reason="refusal"),), "result_stop"),

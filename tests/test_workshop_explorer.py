@@ -226,10 +226,30 @@ def test_the_first_violation_is_the_shortest(mutants: Any) -> None:
     assert tomb.violation is not None and tomb.violation.depth <= 3
 
 
+#: Issue 49.3: a failure whose message an answer replaced, then the turn's successful result.
+_REPLACED = ["prompt", "server_error", "replacing_answer", "result_success"]
+
+
+@pytest.mark.parametrize("root", ["capable/new", "legacy/new"])
+def test_a_replaced_failure_mutant_is_also_caught_by_its_own_invariant(root: str) -> None:
+    # The explorer reports session_flow_is_the_truth first (the turn stays failing); the rule's own
+    # invariant catches the same bug one step later, at the result the kept failure settles.
+    (invariant,) = [i for i in INVARIANTS if i.name == "replaced_failure_is_superseded"]
+    assert run_path(root, _REPLACED).steps[-1].sent and all(
+        invariant.check(s) is None for s in run_path(root, _REPLACED).steps
+    )
+    with applied(next(m for m in MUTANTS if m.name == "replaced_failure_still_settles")):
+        replay = run_path(root, _REPLACED)
+    assert invariant.check(replay.steps[-1]) is not None
+
+
 # ---------------------------------------------------------------------------- the machinery
 
 
 def _paths() -> Iterator[tuple[str, list[str]]]:
+    yield "capable/new", [*_REPLACED, "prompt", "usage_limit_error", "replacing_answer", "usage_limit_error",
+                          "result_error"]
+    yield "legacy/new", _REPLACED
     yield "capable/new", ["prompt", "api_retry", "api_retry (first send fails)", "api_retry", "usage_limit_error",
                           "result_error", "query_error", "runtime_replaced", "late_event", "prompt",
                           "model_fallback", "real_answer", "model_fallback", "result_success"]

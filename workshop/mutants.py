@@ -35,6 +35,7 @@ from lifecycle.events import (
     AuthStatus,
     Cancelled,
     HistoryLoaded,
+    MessagesReplaced,
     ModelFallback,
     PermissionAsked,
     Result,
@@ -511,6 +512,14 @@ def _subagent_failure_is_the_turns(p: _Patches) -> None:
 
     p.item(ledger_mod._HANDLERS, Assistant, on_assistant)
 
+
+def _replaced_failure_still_settles(p: _Patches) -> None:
+    def on_replaced(self: Any, ev: MessagesReplaced) -> None:
+        return None  # "a replaced message's failure is still the turn's": the held failure is kept
+
+    p.item(ledger_mod._HANDLERS, MessagesReplaced, on_replaced)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant("recovery_on_wrong_event", "a successful auth_status also ends transport-loss incidents",
            _recovery_on_wrong_event),
@@ -569,6 +578,8 @@ MUTANTS: tuple[Mutant, ...] = (
            _window_repeat_published),
     Mutant("subagent_failure_is_the_turns", "a subagent's usage-limit message is taken as the session's own",
            _subagent_failure_is_the_turns),
+    Mutant("replaced_failure_still_settles", "a failure whose message Claude Code replaced still settles the turn",
+           _replaced_failure_still_settles),
 )
 
 

@@ -13,9 +13,9 @@ Rules
   ``user_message_uuid``, ``user_message_uuids``, on the message or in its data) and a result's
   ``origin`` kind, and the messages an assistant message replaces (CLI 2.1.337's ``supersedes``,
   which the SDK's class has no field for: :class:`lifecycle.agent.adopt.SuggestingClient` keeps
-  it from the raw line; at most :data:`MAX_REPLACED` uuids, each a string of at most 100
-  characters, anything else not named). The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that
-  renders its content.
+  it from the raw line; read as the Claude edge reads it, :func:`lifecycle.claude.replaced_uuids`).
+  The SDK's object rides along (:attr:`ClaudeMessage.sdk`) for the one lane that renders its
+  content.
 * A value of the wrong type reads as absent (a subtype that is no string is None, a data that is
   no mapping is empty, a name that is no string is not named): a message the agent did not
   expect ends nothing.
@@ -50,6 +50,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
+from ..claude import replaced_uuids
 from ..events import Event
 from .interrupts import Interruptions
 
@@ -227,19 +228,10 @@ def read(message: object) -> ClaudeMessage:
         parent_tool_use_id=parent if isinstance(parent, str) else None,
         names=_names(message, data),
         origin=_origin(message) if kind is Kind.RESULT else None,
-        replaces=_replaced(getattr(message, "supersedes", None)) if kind is Kind.ASSISTANT else (),
+        replaces=replaced_uuids(getattr(message, "supersedes", None)) if kind is Kind.ASSISTANT else (),
     )
 
 
-#: The most message uuids one message may name as replaced (Claude Code names one response's).
-MAX_REPLACED: Final = 64
-
-
-def _replaced(value: object) -> tuple[str, ...]:
-    """The uuids a ``supersedes`` list names (see the module)."""
-    if not isinstance(value, list):
-        return ()
-    return tuple(u for u in value[:MAX_REPLACED] if isinstance(u, str) and 0 < len(u) <= 100)
 
 
 def _skipped(kind: Kind, message: object) -> ClaudeMessage:

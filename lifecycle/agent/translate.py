@@ -26,9 +26,14 @@ Rules
   (:mod:`lifecycle.agent.interrupts`); any result takes the report.
 * An assistant message that names messages Claude Code replaced (CLI 2.1.337's ``supersedes``:
   after a refusal fallback, or after a response whose tool call could not be parsed) ends first
-  the tool calls those messages left open (``failed``: they will never run). Their text was shown
-  as Claude Code printed it; ACP has no way to take a shown chunk back, and Claude Code leaves them
-  out of the stored transcript, so a replay (``session/load``) shows the conversation it kept.
+  the tool calls those messages left open (``failed``: they will never run), on a step whose
+  event is :class:`lifecycle.events.MessagesReplaced` (the uuids it names), judged before the
+  message's own event: if one of them carried the failure the turn holds, that failure is
+  superseded (the ledger's turn keeps the uuid of the message its held failure came in, from
+  :attr:`lifecycle.events.Assistant.uuid`, and decides; this lane remembers nothing). Their text
+  was shown as Claude Code printed it; ACP has no way to take a shown chunk back, and Claude Code
+  leaves them out of the stored transcript, so a replay (``session/load``) shows the conversation
+  it kept.
 * A result the steering lane holds (:attr:`Pass.held`: a cycle a steer interrupted) shows
   nothing and is not judged, its tokens counted in the turn's usage; one it releases
   (:attr:`Pass.released`) is judged before the message that released it
@@ -73,6 +78,7 @@ from ..events import (
     Assistant,
     Cancelled,
     Event,
+    MessagesReplaced,
     ModelFallback,
     QueryEnded,
     QueryError,
@@ -103,7 +109,7 @@ __all__ = [
 log = structlog.get_logger("lifecycle.agent")
 
 #: Events that belong to the turn in flight: not judged while the turn shows nothing more.
-TURN_EVENTS: Final = (Assistant, Result, ApiRetry, ModelFallback)
+TURN_EVENTS: Final = (Assistant, Result, ApiRetry, ModelFallback, MessagesReplaced)
 #: The reference adapter's ``_meta`` key for the info object as Claude Code sent it.
 RATE_LIMIT_META: Final = "_claude/rateLimit"
 
@@ -199,7 +205,9 @@ def translate(
     if kind is Kind.ASSISTANT:
         if message.replaces:  # CLI 2.1.337: Claude Code dropped these messages (see the module)
             log.info("runtime.messages_replaced", count=len(message.replaces))
-            steps.extend([Step(ended)] if (ended := renderer.replaced(message.replaces)) and not quiet else [])
+            ended = renderer.replaced(message.replaces)
+            if not quiet:  # the replacement is judged first: it may supersede the turn's held failure
+                steps.append(Step(ended, MessagesReplaced(uuids=message.replaces)))
         updates, shown = renderer.assistant(sdk)
         refusal = renderer.refusal() if getattr(sdk, "stop_reason", None) == "refusal" else None
         event = _event(sdk_assistant, message, shown=shown, refusal=refusal)

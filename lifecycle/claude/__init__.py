@@ -38,6 +38,7 @@ from ..events import (
     AuthStatus,
     Event,
     Informational,
+    MessagesReplaced,
     ModelFallback,
     ModelRefusalFallback,
     ModelRefusalNoFallback,
@@ -46,7 +47,7 @@ from ..events import (
     Result,
     WorkerShuttingDown,
 )
-from ..history import text_of
+from ..history import replaced_uuids, text_of
 
 __all__ = [
     "MalformedMessage",
@@ -54,10 +55,12 @@ __all__ = [
     "from_sdk_message",
     "from_stream_json",
     "rate_limit_from_stream_json",
+    "replaced_uuids",
     "sdk_assistant",
     "sdk_rate_limit",
     "sdk_result",
     "sdk_system",
+    "stream_events",
     "text_of",
     "unified_windows",
 ]
@@ -352,6 +355,16 @@ def from_stream_json(line: Mapping[str, Any]) -> Event | None:
     except TypeError:  # an unhashable "type" value: not a known message
         return None
     return None if translate is None else translate(line)
+
+
+def stream_events(line: Mapping[str, Any]) -> tuple[Event, ...]:
+    """Every event one stream-json line makes, in order: an assistant line that names messages it
+    replaces (``supersedes``) is :class:`~lifecycle.events.MessagesReplaced` first, then its own
+    event (:func:`from_stream_json`, which raises as it does)."""
+    replaced = replaced_uuids(line.get("supersedes")) if line.get("type") == "assistant" else ()
+    event = from_stream_json(line)
+    head: tuple[Event, ...] = (MessagesReplaced(uuids=replaced),) if replaced else ()
+    return head if event is None else (*head, event)
 
 
 def from_sdk_message(message: object) -> Event | None:

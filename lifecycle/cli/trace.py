@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..answers import TransitionObserver
-from ..claude import MalformedMessage, from_stream_json
+from ..claude import MalformedMessage, stream_events
 from ..errors import LifecycleError
 from ..events import (
     AuthStatus,
@@ -88,10 +88,10 @@ class TraceDriver:
             self._adapter(line)
             return
         try:
-            event = from_stream_json(line)
+            events = stream_events(line)  # an assistant line that replaces messages makes two
         except MalformedMessage as exc:
             raise _LineError(str(exc)) from None
-        if event is not None:
+        for event in events:
             self._feed(event)
 
     def _ledger(self) -> SessionLedger:

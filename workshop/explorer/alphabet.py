@@ -54,8 +54,10 @@ class Action:
     """One letter of the alphabet: the trace lines it feeds, when it is enabled, what it may end.
 
     ``flow_event`` is the :class:`~lifecycle.session_flow.SessionFlow` event the spec makes of it
-    (None: it is no turn event and must leave the turn where it is); the explorer steps its own
-    copy of the flow by the class's declared transitions and compares it to the ledger's.
+    (None: it is no turn event and must leave the turn where it is), and ``flow_then`` the one its
+    line makes next, if it makes two (a replacing answer: ``failure_replaced``, then
+    ``real_answer``); the explorer steps its own copy of the flow by the class's declared
+    transitions and compares it to the ledger's.
     ``recovers`` is the spec's table, not the ledger's: the recovery policies whose incidents may
     leave the active set on this event (spec: "Internal recovery"). ``family`` is the module of
     :mod:`.actions` that declared it (set by the registry).
@@ -65,6 +67,7 @@ class Action:
     lines: Callable[[World], tuple[Line, ...]]
     enabled: Enabled
     flow_event: str | None = None
+    flow_then: str | None = None
     recovers: frozenset[Recovery] = frozenset()
     late: bool = False  # fed tagged with the replaced runtime's generation
     failure_kind: str | None = None  # Claude failure text of this kind (reference for legacy codes)
@@ -86,7 +89,9 @@ def adapter_line(event: str, **fields: Any) -> Line:
     return {"type": "adapter", "event": event, **fields}
 
 
-def assistant_line(text: str, model: str, error: str | None = None, uuid: str = "a1") -> Line:
+def assistant_line(
+    text: str, model: str, error: str | None = None, uuid: str = "a1", supersedes: tuple[str, ...] = ()
+) -> Line:
     line: Line = {
         "type": "assistant",
         "message": {"model": model, "role": "assistant", "content": [{"type": "text", "text": text}]},
@@ -96,6 +101,8 @@ def assistant_line(text: str, model: str, error: str | None = None, uuid: str = 
     }
     if error is not None:
         line["error"] = error
+    if supersedes:  # CLI 2.1.337: the earlier messages this one replaces
+        line["supersedes"] = list(supersedes)
     return line
 
 

@@ -195,8 +195,11 @@ class Explorer:
                     result.coverage[label] += 1
             if step.action is not None and step.action.flow_event and step.before is not None:
                 key = (step.before.flow, step.action.flow_event)
-                if key in flow_table and step.after.flow == flow_table[key]:
-                    result.flow_coverage[_label((key[0], key[1], flow_table[key]))] += 1
+                then = step.action.flow_then
+                middle = flow_table.get(key)
+                end = flow_table.get((middle, then), middle) if middle is not None and then else middle
+                if middle is not None and step.after.flow == end:
+                    result.flow_coverage[_label((key[0], key[1], middle))] += 1
             for target in TARGETS:
                 if result.targets[target.name] is None and step.error is None and target.reached(step):
                     result.targets[target.name] = node.depth

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from lifecycle.answers import MachineAnswers
-from lifecycle.claude import from_stream_json
+from lifecycle.claude import from_stream_json, stream_events
 from lifecycle.client import ClientProjection
 from lifecycle.errors import LocalProtocolError
 from lifecycle.events import (
@@ -96,9 +96,14 @@ class Step:
         return self.action.name == "result_success" and self.before.turn_failure is not None
 
 
-def _event_for(line: Line, world: World) -> Event | None:
+def _events_for(line: Line, world: World) -> tuple[Event, ...]:
     if line.get("type") != "adapter":
-        return from_stream_json(line)
+        return stream_events(line)  # an assistant line that replaces messages makes two
+    event = _event_for(line, world)
+    return () if event is None else (event,)
+
+
+def _event_for(line: Line, world: World) -> Event | None:
     what = line["event"]
     if what == "prompt":
         return PromptStarted(turn_id=line["turnId"])
@@ -160,6 +165,10 @@ def _finish(step: Step) -> None:
             w.turn_failure = action.failure_kind
         if action.flow_event is not None and step.accepted and step.before is not None:
             w.flow = _FLOW.get((step.before.flow, action.flow_event), step.before.flow)
+            if action.flow_event == "failure_replaced" and step.before.flow == "failing":
+                w.turn_failure = None  # the held failure's message was replaced: it settles nothing
+            if action.flow_then is not None:
+                w.flow = _FLOW.get((w.flow, action.flow_then), w.flow)
     settled = [out.turn_id for out, _ in step.sent if isinstance(out, (PromptResponseOut, PromptErrorOut))]
     if settled:
         w.settled = w.settled + tuple(settled)
@@ -184,12 +193,10 @@ def run_step(before: World, action: Action, *, fail_first: bool = False) -> Step
         world.failures_used += 1
     for line in action.lines(before):
         try:
-            event = _event_for(line, world)
-            if event is None:
-                continue
-            runtime = world.ledger.runtime - 1 if action.late else None
-            step.accepted = world.ledger.feed(event, runtime=runtime) and step.accepted
-            drain(world, step.sent)
+            for event in _events_for(line, world):
+                runtime = world.ledger.runtime - 1 if action.late else None
+                step.accepted = world.ledger.feed(event, runtime=runtime) and step.accepted
+                drain(world, step.sent)
         except LocalProtocolError as exc:
             step.refused = exc
             step.accepted = False

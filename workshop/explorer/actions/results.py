@@ -1,6 +1,7 @@
 """A turn's answers and results: a real model answer, a local command's ``<synthetic>`` answer, and
 the results (success, error, a stop reason that wins over ``is_error``, a budget limit, a login
-request only in the result's text, a Claude Code that could not start for a sign-in reason).
+request only in the result's text, a Claude Code that could not start for a sign-in reason), and
+an answer that replaces earlier messages (issue 49.3).
 
 Rules: ``recovers`` is the spec's table of what each may end ("Internal recovery"); a result
 arrives from a live runtime whose turn is not waiting for a permission answer.
@@ -39,6 +40,18 @@ REGISTRY.add_actions(
         lambda w: (assistant_line(ANSWER_TEXT, "claude-opus-4-5"),),
         unless_waiting(alive),  # also a cancelled turn's late answer, and one outside a prompt
         "real_answer",
+        recovers=_ANSWER_RECOVERS,
+        turn_frame=True,
+    ),
+    # Issue 49.3: an answer that replaces the message ``a1`` (CLI 2.1.337's ``supersedes``, after a
+    # refusal fallback or a tool call it could not parse). Every failure letter's message is
+    # ``a1``: a held failure is superseded (``failure_replaced``), then the answer is the turn's.
+    Action(
+        "replacing_answer",
+        lambda w: (assistant_line(ANSWER_TEXT, "claude-opus-4-5", uuid="a2", supersedes=("a1",)),),
+        unless_waiting(alive),
+        "failure_replaced",
+        flow_then="real_answer",
         recovers=_ANSWER_RECOVERS,
         turn_frame=True,
     ),

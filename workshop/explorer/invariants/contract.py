@@ -1,6 +1,7 @@
 """Invariants on issue 21's contract rules: a stop reason wins over ``is_error`` (rule 4), runtime
 loss is never swallowed (rule 6), a notice's identity is its text and a newer one retires none
-(rule 3), and a cancelled turn makes no record (rule 7).
+(rule 3), and a cancelled turn makes no record (rule 7); and issue 49.3's: a failure printed in a
+message the provider replaced is superseded.
 """
 
 from __future__ import annotations
@@ -121,3 +122,28 @@ def cancelled_turn_makes_no_record(s: Step) -> str | None:
 
 def _chunk(out: Outbound) -> bool:
     return isinstance(out, SessionUpdateOut) and out.update.get("sessionUpdate") == "agent_message_chunk"
+
+
+@invariant
+def replaced_failure_is_superseded(s: Step) -> str | None:
+    """A failure printed in a message the provider then replaced is superseded (issue 49.3): it no
+    longer settles the turn. A turn that holds no failure (none came, or the message that carried
+    it was replaced) and ends with a successful result settles with no record and no error."""
+    before = s.before
+    if s.name != "result_success" or before is None or not s.was_running or before.turn_failure is not None:
+        return None
+    for out, _ in s.sent:
+        if isinstance(out, PromptErrorOut) or (isinstance(out, PromptResponseOut) and out.record is not None):
+            return f"result_success settled a turn that holds no failure with {outcome(out)}"
+    return None
+
+
+REGISTRY.add_targets(
+    FAMILY,
+    (
+        "replaced_failure_superseded",
+        "an answer replaced the message that carried the turn's held failure: the turn runs on, answered",
+        lambda s: s.name == "replacing_answer" and s.before is not None and s.before.flow == "failing"
+        and s.after.ledger.flow == "answered",
+    ),
+)
