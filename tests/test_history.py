@@ -10,7 +10,15 @@ import pytest
 from session_harness import Session
 
 from lifecycle import HistoryEntry
-from lifecycle.history import history_entry, load_history, read_transcript, unreadable_notice
+from lifecycle.history import (
+    history_entry,
+    load_history,
+    read_transcript,
+    replaced_uuids,
+    replayed_prompt,
+    strip_markers,
+    unreadable_notice,
+)
 
 HERE = Path(__file__).parent / "fixtures" / "claude-cli-2.1.337"
 LIMIT = "You've hit your individual spend limit · run /usage-credits to ask your admin for a higher limit"
@@ -423,3 +431,123 @@ def test_what_the_reader_reports_and_the_notice_says(
 def test_a_line_nested_too_deep_is_skipped_and_the_next_one_read() -> None:
     deep = read_transcript(b"[" * 100_000 + b"\n" + b'{"ok":true}')
     assert (deep.entries, deep.skipped) == (({"ok": True},), (1,))
+
+
+# ``lifecycle.history``: what a replay leaves out of a stored prompt (issue 50.3) and the messages a
+# later one replaced (issue 49.3).
+#
+# The expectations are the reference adapter 0.101.0's (``dist/acp-agent.js``: ``stripMarkerTags``
+# cuts each ``<tag>…</tag>`` of ``TRANSCRIPT_MARKERS`` to the nearest closing tag of its name;
+# ``stripLocalCommandMetadataText`` turns a marker-only message into its slash command as typed, or
+# hides it: output, ``REPLAY_HIDDEN_COMMANDS``, injected context) and Claude Code 2.1.337's
+# ``supersedes`` ("Uuids of earlier messages that this message replaces", ``sdk.d.ts`` of npm
+# @anthropic-ai/claude-agent-sdk 0.3.337), written out as literals.
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("no tags at all", "no tags at all"),
+        ("a < b and c > d", "a < b and c > d"),
+        ("<b>bold</b> stays", "<b>bold</b> stays"),
+        ("<task-notification>job done, output in /tmp/x</task-notification>hello", "hello"),
+        ("a<system-reminder>r</system-reminder>b<system-reminder>s</system-reminder>c", "abc"),
+        ("<command-name>/x</command-name> <command-args>y</command-args>", " "),
+        # to the nearest closing tag of its own name: an inner marker goes with it
+        ("<task-notification>a<system-reminder>b</system-reminder>c</task-notification>d", "d"),
+        ("<task-notification>never closed", "<task-notification>never closed"),
+        ("x<task-notification>a</task-notification", "x<task-notification>a</task-notification"),
+        # a tag never closed ahead is no opener from there on; the others are still cut
+        (
+            "<system-reminder>open <task-notification>t</task-notification> end",
+            "<system-reminder>open  end",
+        ),
+        ("<local-command-stdout>out</local-command-stdout>", ""),
+        ("<local-command-stderr>err</local-command-stderr>tail", "tail"),
+        ("<command-message>m</command-message>", ""),
+        ("ends with <", "ends with <"),
+        ("<<task-notification>t</task-notification>>", "<>"),
+    ],
+)
+def test_strip_markers_cuts_each_marker_span(text: str, kept: str) -> None:
+    assert strip_markers(text) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain words", "plain words"),
+        ("<b>x</b>", "<b>x</b>"),
+        ("text <system-reminder>r</system-reminder>", "text "),
+        (
+            "<command-name>/review</command-name><command-message>review</command-message>"
+            "<command-args>src/a.py</command-args>",
+            "/review src/a.py",
+        ),
+        ("<command-name>/review</command-name><command-message>review</command-message>", "/review"),
+        ("<command-name> /review </command-name><command-args> a </command-args>", "/review a"),
+        ("<command-name>/review</command-name><command-args>   </command-args>", "/review"),
+        ("<local-command-stdout>out</local-command-stdout>", None),
+        ("<local-command-stderr>err</local-command-stderr>", None),
+        ("<command-name>/model</command-name><command-args>haiku</command-args>", None),
+        ("<command-name>/usage</command-name>", None),
+        ("<command-name>/compact</command-name><command-args>now please</command-args>", None),
+        ("<task-notification>t</task-notification>", None),
+        ("<task-notification>t</task-notification>  ", None),
+        ("<command-name>review</command-name>", None),
+        ("<command-name>/x", "<command-name>/x"),
+    ],
+)
+def test_replayed_prompt_is_what_the_user_typed(text: str, shown: str | None) -> None:
+    assert replayed_prompt(text) == shown
+
+
+def test_replaced_uuids_are_bounded_strings() -> None:
+    assert replaced_uuids(None) == ()
+    assert replaced_uuids("abc") == ()
+    assert replaced_uuids(("a",)) == ()  # a JSON array only
+    assert replaced_uuids(["a", 1, None, "", "x" * 101, "x" * 100]) == ("a", "x" * 100)
+    many = [f"u{i}" for i in range(70)]
+    assert replaced_uuids(many) == tuple(many[:64])
+    assert replaced_uuids([*["", 7] * 40, "late"]) == ()  # only the first 64 entries are read
+
+
+def _user(uuid: str, text: str) -> dict[str, Any]:
+    return {"type": "user", "uuid": uuid, "parent_tool_use_id": None, "message": {"role": "user", "content": text}}
+
+
+def _assistant(uuid: str, text: str, supersedes: object = None) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "type": "assistant",
+        "uuid": uuid,
+        "parent_tool_use_id": None,
+        "message": {"model": "claude-opus-5-5", "role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
+    if supersedes is not None:
+        line["supersedes"] = supersedes
+    return line
+
+
+def test_a_replayed_history_leaves_out_what_a_later_message_replaced() -> None:
+    history = load_history(
+        [
+            _user("u1", "hi"),
+            _assistant("a1", "first try"),
+            _assistant("a2", "the answer", supersedes=["a1"]),
+            _user("u2", "<task-notification>done</task-notification>"),
+            _user("u3", "<command-name>/review</command-name><command-args>x.py</command-args>"),
+        ]
+    )
+    assert [(e.uuid, e.role, e.text, e.prompt) for e in history.entries] == [
+        ("u1", "user", "hi", True),
+        ("a2", "assistant", "the answer", False),
+        ("u2", "user", "", False),
+        ("u3", "user", "/review x.py", True),
+    ]
+
+
+def test_only_an_assistant_message_replaces() -> None:
+    user_naming = _user("u2", "x")
+    user_naming["supersedes"] = ["a1"]
+    history = load_history([_user("u1", "hi"), _assistant("a1", "kept"), user_naming])
+    assert [e.uuid for e in history.entries] == ["u1", "a1", "u2"]
