@@ -69,6 +69,7 @@ SPEC_OVER_REFERENCE: tuple[str, ...] = (
     "authentication recovery",
     "`account_on_hold`, `billing_error`",
     "`error_max_*` result without `is_error`",
+    "a usage limit's reset in a legacy error",
 )
 
 #: (scenario, client, field) -> the point of SPEC_OVER_REFERENCE that explains the difference.
@@ -82,6 +83,8 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("unauthorized", "capable", "answer"): "authentication, capable client",
     ("prompt_too_long", "capable", "records"): "prompt too long",
     ("load_usage_limit", "capable", "records"): "replayed record revision",
+    ("usage_limit", "plain", "answer"): "a usage limit's reset in a legacy error",
+    ("load_usage_limit", "plain", "answer"): "a usage limit's reset in a legacy error",
 }
 
 #: For a known difference, the part of the field that must still agree: the ``api_retry`` point is
