@@ -209,8 +209,21 @@ def test_a_background_subagents_answer_is_in_the_turn_a_new_prompt_or_a_cancel_e
                 )
             )  # fmt: skip
 
-        main = Script(agent_call("toolu_bg_sub", SUB_PROMPT), text_reply("A subagent is reading it."))
-        sub = Script(tool_turn(tool_use("Read", "toolu_bg_sub_read", file_path=f"{cwd}/note.txt")), text_reply("hello"))
+        main_answered = threading.Event()
+
+        def main_answer(request: RequestRecord) -> Any:
+            main_answered.set()
+            return text_reply("A subagent is reading it.")
+
+        def sub_answer(request: RequestRecord) -> Any:
+            # The subagent answers once the prompt's own last request is being answered: a subagent
+            # that ends before the prompt's result holds nothing (hold.py), and under load its two
+            # requests could otherwise both beat the prompt's second one.
+            main_answered.wait(60)
+            return text_reply("hello")
+
+        main = Script(agent_call("toolu_bg_sub", SUB_PROMPT), main_answer)
+        sub = Script(tool_turn(tool_use("Read", "toolu_bg_sub_read", file_path=f"{cwd}/note.txt")), sub_answer)
 
         def held(request: RequestRecord) -> Any:
             release.wait(60)  # the second subagent works until the test lets it answer
