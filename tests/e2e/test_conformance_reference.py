@@ -61,7 +61,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     work = tmp_path_factory.mktemp("conformance-reference")
     opts = RunOptions(agent=[node, str(package / "dist" / "index.js")], step_timeout=20, case_timeout=120)
     started = time.monotonic()
-    results = asyncio.run(run_suite(CONFORMANCE / "cases", opts, jobs=3, work=work, show=False))
+    results = asyncio.run(run_suite(CONFORMANCE / "cases", opts, jobs=2, work=work, show=False))  # 3 flaked under -n 4
     print(f"\nreference: {summary(results)} in {time.monotonic() - started:.1f}s")
     return {r.name: r for r in results}
 
