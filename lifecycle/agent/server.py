@@ -165,10 +165,11 @@ class ClaudeAcpAgent:
         params = message.get("params")
         if not isinstance(params, dict):
             return
-        session = self._sessions.get(str(params.get("sessionId")))
-        tool_call = params.get("toolCall") if method == "session/request_permission" else params
-        if session is not None and isinstance(tool_call, dict):
-            session.permissions.saw_request(message.get("id"), tool_call.get("toolCallId"))
+        call = params.get("toolCall") if method == "session/request_permission" else params
+        tool_id = call.get("toolCallId") if isinstance(call, dict) else None
+        one = self._sessions.get(str(params.get("sessionId")))  # else a child's (question_routes.py):
+        for session in [one] if one is not None else list(self._sessions.values()):  # its parent's
+            session.permissions.saw_request(message.get("id"), tool_id)
 
     def accept_initialize(self, state: ClientState) -> None:
         """Take what an ``initialize`` answered before the agent existed declared

@@ -95,6 +95,7 @@ class Side:
         self.frames: list[dict[str, Any]] = []
         self.sid = ""
         self.cwd = Path()
+        self.client = Client(select("allow-once"))
 
     def updates(self, start: int = 0, end: int | None = None) -> list[tuple[str, dict[str, Any]]]:
         """(session id, update) of every ``session/update`` in ``frames[start:end]``."""
@@ -139,7 +140,7 @@ async def side(impl: str, tmp: Path) -> AsyncIterator[tuple[Side, Any]]:
     try:
         with (ws.tmp / f"{impl}.stderr").open("w") as stderr:
             async with acp.spawn_agent_process(
-                Client(select("allow-once")),  # type: ignore[arg-type]
+                out.client,  # type: ignore[arg-type]
                 *command,
                 env=env,
                 cwd=str(ws.cwd),
@@ -275,6 +276,12 @@ def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path
         assert announce3["title"] == "Wait", impl
         ends3 = [u["state"] for u in rest3 if u.get("state", {}).get("state") == "idle"]
         assert ends3 == [{"state": "idle", "stopReason": "cancelled"}], (impl, rest3)
+        # Its Bash's permission question went to the child's session, the child requires_action
+        # while it waited, running after (the reference's toolUseOwner and awaitingUser).
+        (asked,) = [q for q in out.client.questions if q["toolCall"]["toolCallId"] == "toolu_sub_sleep"]
+        assert asked["sessionId"] == announce3["sessionId"], impl
+        states3 = [u["state"]["state"] for u in rest3 if u["sessionId"] == announce3["sessionId"]]
+        assert states3 == ["requires_action", "running", "idle"], (impl, rest3)
         answer3 = [
             u["content"]["text"]
             for s, u in out.updates(start3)
