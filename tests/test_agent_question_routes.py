@@ -13,6 +13,7 @@ from acp.schema import RequestPermissionResponse
 from acp_schema import conforms
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, TaskStartedMessage, ToolPermissionContext
 
+from lifecycle.agent.hold import BackgroundHold
 from lifecycle.agent.messages import Pass, read
 from lifecycle.agent.modes import SessionSettings
 from lifecycle.agent.permissions import DENIED_MESSAGE, PermissionBroker
@@ -144,6 +145,24 @@ def test_a_question_is_late_when_no_turn_is_open_and_goes_to_its_running_child()
     plain = Session(subagents=False)
     plain.start_child()
     assert plain.routes.route(CHILD) == Route(PARENT, None, late=True)  # no child sessions: the parent's
+
+
+def test_a_live_background_subagent_of_an_earlier_prompt_asks_late_while_a_later_prompt_runs() -> None:
+    """A prompt held for its subagent was handed off to the next one (hold.py): the subagent's
+    question during the next prompt is not that prompt's (its end must not withdraw it)."""
+    session = Session()
+    hold = BackgroundHold(enabled=True)
+    routes = QuestionRoutes(PARENT, session.children, lambda: session.ledger.flow, hold)
+    session.start_child()
+    first = Pass(read(started()), turn="t1", quiet=False, prompt_open=True)
+    hold.run(first)  # the first prompt started it
+    session.ledger.process(PromptStarted(turn_id="t1"), lambda out: None)
+    assert routes.route(CHILD) == Route(CHILD, CHILD, late=False)  # its own prompt's question
+    later = Pass(read(started("other", "toolu_other")), turn="t2", quiet=False, prompt_open=True)
+    hold.run(later)  # the next prompt's first message: the first prompt's subagents are not its own
+    assert routes.route(CHILD) == Route(CHILD, CHILD, late=True)
+    assert routes.route(None) == Route(PARENT, None, late=False)  # the main agent's: the turn's
+    assert routes.route("unknown") == Route(PARENT, None, late=False)  # no live task of that id
 
 
 def test_a_child_requires_action_while_its_questions_wait_and_runs_again_after_the_last() -> None:

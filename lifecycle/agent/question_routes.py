@@ -6,18 +6,20 @@ Rules
 -----
 * A question is **the turn's** when a prompt's turn is open in the ledger (its flow is
   ``in_turn``): the turn machine opens it and withdraws it as it always did
-  (:mod:`lifecycle.agent.permissions`). A question that comes while no prompt's turn is open
-  (the flow is ``idle``: a background subagent asking after the turn that launched it ended) is
-  **late**: it is asked all the same, as the reference adapter 0.101.0 asks it (its
-  ``canUseTool`` asks the client whatever the turn), under the same rules as any question: the
-  tool runs only if the user allowed that call or an approved rule covers it (Claude Code's own
-  engine decides the rules before asking), the question shows exactly what would run, and
-  nothing but the client's allow answers it. A late question is open until the client answers
+  (:mod:`lifecycle.agent.permissions`). A question that comes while no prompt's turn is open (the
+  flow is ``idle``: a background subagent asking after the turn that launched it ended), or that a
+  live background subagent of an earlier prompt asks while a later prompt runs (a prompt held for
+  its subagents was handed off to the next one: :mod:`lifecycle.agent.hold`; that prompt's end
+  must not withdraw it), is **late**: it is asked all the same, as the reference adapter 0.101.0
+  asks it (its ``canUseTool`` asks the client whatever the turn), under the same rules as any
+  question: the tool runs only if the user allowed that call or an approved rule covers it (Claude
+  Code's own engine decides the rules before asking), the question shows exactly what would run,
+  and nothing but the client's allow answers it. A late question is open until the client answers
   it, Claude Code withdraws it, or the session withdraws it: a ``session/cancel`` of the session
   or of the child that asks, or the session's close (each answers it denied, as
   :data:`LATE_WITHDRAWN_MESSAGE`). A new prompt's turn does not own it, and its end withdraws
-  nothing of it. A question while a cancelled turn still winds down (the flow is ``cancelled``)
-  is the cancelled work's: refused unasked, as before.
+  nothing of it. A question while a cancelled turn still winds down (the flow is ``cancelled``) is
+  the cancelled work's: refused unasked, as before.
 * A client's ``cancelled`` outcome to a late question is the user's refusal
   (:data:`lifecycle.agent.permissions.DENIED_MESSAGE`): there is no turn for it to cancel (the
   reference answers a background subagent's ``cancelled`` request the same way).
@@ -48,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .hold import BackgroundHold
 from .subagents import ChildSessions
 
 __all__ = ["LATE_WITHDRAWN_MESSAGE", "QuestionRoutes", "Route"]
@@ -71,11 +74,14 @@ class Route:
 class QuestionRoutes:
     """One session's question routes and its children's ``requires_action`` (see the module)."""
 
-    __slots__ = ("_children", "_flow", "_open", "_parent", "_stopping")
+    __slots__ = ("_children", "_flow", "_hold", "_open", "_parent", "_stopping")
 
-    def __init__(self, parent_id: str, children: ChildSessions, flow: Callable[[], str]) -> None:
+    def __init__(
+        self, parent_id: str, children: ChildSessions, flow: Callable[[], str], hold: BackgroundHold | None = None
+    ) -> None:
         self._parent = parent_id
         self._children = children
+        self._hold = hold  # the live background tasks, and the ones the running prompt started
         self._flow = flow  # the ledger's flow state (``idle``, ``running``, ..., ``cancelled``)
         self._open: dict[str, int] = {}  # child session -> its open questions
         self._stopping: set[str] = set()  # children the client cancelled
@@ -89,7 +95,14 @@ class QuestionRoutes:
         child = agent_id if isinstance(agent_id, str) and self._children.running(agent_id) else None
         if child is not None and not self._children.enabled:
             child = None
-        return Route(child or self._parent, child, late=flow == "idle")
+        return Route(child or self._parent, child, late=flow == "idle" or self._earlier(agent_id))
+
+    def _earlier(self, agent_id: object) -> bool:
+        """``agent_id`` is a live background subagent the running prompt did not start."""
+        hold = self._hold
+        if hold is None or not isinstance(agent_id, str):
+            return False
+        return hold.live.get(agent_id, False) and agent_id not in hold.spawned
 
     def opened(self, route: Route) -> list[dict[str, Any]]:
         """A question of ``route`` is being asked: the child's ``requires_action``, once."""

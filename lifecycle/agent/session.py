@@ -109,7 +109,7 @@ class _Session:
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         # where each permission question is asked, a late one too (question_routes.py)
-        self.routes = QuestionRoutes(session_id, self.children, lambda: self.publisher.ledger.flow)
+        self.routes = QuestionRoutes(session_id, self.children, lambda: self.publisher.ledger.flow, self.hold)
         self.permissions = PermissionBroker(
             publisher, self.renderer, self.settings, conn,
             cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form, routes=self.routes,
