@@ -44,6 +44,7 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
 from . import sdk
+from .child_replay import replay_children
 from .config import (
     AGENT_CAPABILITIES,
     AUTH_METHOD_ID,
@@ -155,8 +156,7 @@ class ClaudeAcpAgent:
         sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
     def _observe(self, event: Any) -> None:
-        """Every raw frame: a ``session/request_permission`` or ``elicitation/create`` going out has
-        its id noted, so a withdrawn question can be cancelled on the wire."""
+        """Every raw frame: an outgoing question's id is noted (a withdrawal cancels it by it)."""
         message = getattr(event, "message", None)
         method = message.get("method") if isinstance(message, dict) else None
         if method not in ("session/request_permission", "elicitation/create"):
@@ -439,6 +439,7 @@ class ClaudeAcpAgent:
             if step.history.entries:
                 await session.feed(step.history)
             await session.show(step.after)
+        await replay_children(session, stored, cwd)  # a client with child sessions (child_replay.py)
         notice = unreadable_notice(read) if read else None
         if notice is not None:  # what could not be read, after what could (a notice, not a failure)
             await session.feed(Informational(content=notice, level="warning"))

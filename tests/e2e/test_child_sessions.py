@@ -220,7 +220,10 @@ async def all_prompts(impl: str, tmp: Path) -> dict[str, Any]:
         first = await prompt(out, conn, "have a subagent read the note")
         second = await prompt(out, conn, "have a subagent look around")
         third = await cancelled_child(out, conn)
-        return {"side": out, "first": first, "second": second, "third": third}
+        load = len(out.frames)  # the session loaded again: its children replayed from their files
+        await asyncio.wait_for(conn.load_session(cwd=str(out.cwd), session_id=out.sid, mcp_servers=[]), 60)
+        await asyncio.sleep(0)  # the observer has every frame the response followed
+        return {"side": out, "first": first, "second": second, "third": third, "load": load}
 
 
 def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path) -> None:
@@ -272,7 +275,7 @@ def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path
         # answer and ends end_turn.
         stop3, start3 = run["third"]
         assert stop3 == "end_turn", impl
-        announce3, *rest3 = out.subagent_updates(start3)
+        announce3, *rest3 = out.subagent_updates(start3, run["load"])
         assert announce3["title"] == "Wait", impl
         ends3 = [u["state"] for u in rest3 if u.get("state", {}).get("state") == "idle"]
         assert ends3 == [{"state": "idle", "stopReason": "cancelled"}], (impl, rest3)
@@ -284,11 +287,29 @@ def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path
         assert states3 == ["requires_action", "running", "idle"], (impl, rest3)
         answer3 = [
             u["content"]["text"]
-            for s, u in out.updates(start3)
+            for s, u in out.updates(start3, run["load"])
             if s == out.sid and u["sessionUpdate"] == "agent_message_chunk"
         ]
         assert answer3 == ["The subagent was stopped."], (impl, answer3)
         assert records(out) == [], impl
+        # session/load: each child announced on the parent with its labels, running; its history
+        # on its own session; its end as it ended live (the reference's subagent-replay.js).
+        load = run["load"]
+        replayed = out.subagent_updates(load)
+        for live in (announce, announce2, announce3):
+            (again,) = [u for u in replayed if u["sessionId"] == live["sessionId"] and "title" in u]
+            assert (again["title"], again["state"]) == (live["title"], {"state": "running"}), (impl, again)
+        ends = {}
+        for u in replayed:
+            if u.get("state", {}).get("state") == "idle":
+                ends.setdefault(u["sessionId"], u["state"]["stopReason"])
+        assert ends == {child: "end_turn", announce2["sessionId"]: "error", announce3["sessionId"]: "cancelled"}, impl
+        on_child_again = [u for sid, u in out.updates(load) if sid == child]
+        read_again = [u for u in on_child_again if u.get("toolCallId") == "toolu_sub_read"]
+        assert read_again[0]["sessionUpdate"] == "tool_call" and read_again[-1]["status"] == "completed", impl
+        again_text = [u["content"]["text"] for u in on_child_again if u["sessionUpdate"] == "agent_message_chunk"]
+        assert again_text == ["It says hello."], (impl, again_text)
+        assert not [u for sid, u in out.updates(load) if sid == out.sid and u.get("toolCallId") == "toolu_sub_read"]
         # Every subagent_update is ACP's by its schema.
         for update in out.subagent_updates():
             assert conforms(update), (impl, update)
