@@ -22,6 +22,12 @@ Both agents must send, and ours is held to literally:
 * for the cancelled child, ``state: {state: idle, stopReason: cancelled}``, and the parent's turn
   goes on to its answer and ends ``end_turn``.
 
+* the cancelled child's Bash question goes to the child's session, the child ``requires_action``
+  while it waits and ``running`` after (the reference's ``toolUseOwner`` and ``awaitingUser``);
+* a ``session/load`` of the session afterwards announces each child again (``running``, its
+  labels), replays its tool call and text on its session and ends it as it ended live (the
+  reference's ``subagent-replay.js``).
+
 Every ``subagent_update`` either agent sends conforms to ACP's schema (``acp_schema.py``).
 Where ours differs (docs/parity/README.md, "Subagents as child sessions"): the reference hides
 the Agent call from the parent and sends ``session_message`` updates (the prompt to the child,
