@@ -33,7 +33,7 @@ import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from types import FrameType
-from typing import IO, BinaryIO, Final
+from typing import Final
 
 from .relay import Output, Problem, Relay, ToAgent, ToClient
 
@@ -52,31 +52,34 @@ def _report(text: str) -> None:
 
 
 class _Shell:
-    def __init__(self, proc: subprocess.Popen[bytes], relay: Relay, out: BinaryIO) -> None:
-        self.proc, self.relay, self.out = proc, relay, out
+    def __init__(self, proc: subprocess.Popen[bytes], relay: Relay, out: int) -> None:
+        assert proc.stdin is not None
+        self.proc, self.relay = proc, relay
+        #: where lines go: written with ``os.write``, each destination under its own lock so two
+        #: pumps' lines never interleave (no buffered writer: a thread blocked in a write when the
+        #: proxy exits must hold no lock of the interpreter's)
+        self.to_client, self.to_agent = out, proc.stdin.fileno()
+        self.client_lock, self.agent_lock = threading.Lock(), threading.Lock()
         #: held while the relay reads one line, never while writing: a side that is slow to read
-        #: (its pipe full) must not stop the other direction (each write is one buffered call, so
-        #: the two pumps' lines never interleave)
+        #: (its pipe full) must not stop the other direction
         self.lock = threading.Lock()
         self.client_gone = threading.Event()
         self.agent_done = threading.Event()
+        self.agent_stdin_closed = False
 
     def perform(self, outputs: list[Output]) -> None:
         for item in outputs:
             if isinstance(item, ToClient):
-                with contextlib.suppress(OSError, ValueError):  # the client closed our stdout
-                    self.out.write(item.line + b"\n")
-                    self.out.flush()
+                with self.client_lock:
+                    _write_all(self.to_client, item.line + b"\n")
             elif isinstance(item, ToAgent):
-                stdin = self.proc.stdin
-                if stdin is not None and not stdin.closed:
-                    with contextlib.suppress(OSError, ValueError):  # the agent closed its stdin or exited
-                        stdin.write(item.line + b"\n")
-                        stdin.flush()
+                with self.agent_lock:
+                    if not self.agent_stdin_closed:
+                        _write_all(self.to_agent, item.line + b"\n")
             elif isinstance(item, Problem):
                 _report(f"the {item.side} wrote {item.what}")
 
-    def client_pump(self, stdin: BinaryIO) -> None:
+    def client_pump(self, stdin: int) -> None:
         for line in _lines(stdin, "client"):
             with self.lock:
                 outputs = self.relay.from_client(line)
@@ -86,7 +89,7 @@ class _Shell:
     def agent_pump(self) -> None:
         assert self.proc.stdout is not None
         try:
-            for line in _lines(self.proc.stdout, "agent"):
+            for line in _lines(self.proc.stdout.fileno(), "agent"):
                 with self.lock:
                     outputs = self.relay.from_agent(line)
                 self.perform(outputs)
@@ -95,6 +98,7 @@ class _Shell:
 
     def stop_agent(self) -> None:
         """The client went away: close the agent's stdin, then stop its process group."""
+        self.agent_stdin_closed = True  # checked before each write; a write already blocked fails
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
@@ -108,31 +112,45 @@ class _Shell:
                 return
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` to ``fd``; a side that closed its end loses what was left (its reader is gone)."""
+    view = memoryview(data)
+    with contextlib.suppress(OSError):
+        while view:
+            view = view[os.write(fd, view) :]
+
+
 def _kill_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
 
 
-def _lines(stream: IO[bytes], side: str) -> Iterator[bytes]:
-    """Whole lines without their newline, until EOF; an over-long line is reported and dropped."""
+def _lines(fd: int, side: str) -> Iterator[bytes]:
+    """Whole lines of the file descriptor ``fd`` without their newline, until EOF; an over-long line
+    is reported and dropped. Read with ``os.read``, not a buffered reader: a pump thread still
+    blocked in a read when the proxy exits must hold no lock of the interpreter's."""
+    held = b""
     dropping = False
     while True:
         try:
-            line = stream.readline(MAX_LINE_BYTES + 1)
-        except (OSError, ValueError):
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if held.strip() and not dropping:
+                yield held
             return
-        if not line:
-            return
-        complete = line.endswith(b"\n")
-        if dropping or (not complete and len(line) > MAX_LINE_BYTES):
+        parts = (held + chunk).split(b"\n")
+        held = parts.pop()
+        for line in parts:
+            if dropping:  # the end of a line already reported
+                dropping = False
+            elif line.strip():
+                yield line
+        if len(held) > MAX_LINE_BYTES:
             if not dropping:
                 _report(f"the {side} wrote a line longer than {MAX_LINE_BYTES} bytes: dropped")
-            dropping = not complete
-            continue
-        if complete:
-            line = line[:-1]
-        if line.strip():
-            yield line
+            held, dropping = b"", True
 
 
 def run(command: Sequence[str]) -> int:
@@ -144,13 +162,13 @@ def run(command: Sequence[str]) -> int:
         _report(f"cannot start the agent {os.path.basename(command[0])!r}: {exc.strerror or type(exc).__name__}")
         return 2
     relay = Relay(command=command[0], new_turn_id=lambda: str(uuid.uuid4()))
-    shell = _Shell(proc, relay, sys.stdout.buffer)
+    shell = _Shell(proc, relay, sys.stdout.fileno())
 
     def client_went_away(_signum: int, _frame: FrameType | None) -> None:
         shell.client_gone.set()
 
     previous = {sig: signal.signal(sig, client_went_away) for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
-    for pump, name, args in ((shell.client_pump, "client", (sys.stdin.buffer,)), (shell.agent_pump, "agent", ())):
+    for pump, name, args in ((shell.client_pump, "client", (sys.stdin.fileno(),)), (shell.agent_pump, "agent", ())):
         threading.Thread(target=pump, args=args, name=f"lifecycle-proxy-{name}", daemon=True).start()
     try:
         stopped = False
