@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from .wire import Action, Category, Severity
+from .air import Action, Category, Severity
 
 __all__ = [
     "AUTH_REQUIRED_CODE",

@@ -41,6 +41,7 @@ PACKAGE = ROOT / "lifecycle"
 #: command, the conformance kit or the logging listener.
 CORE = (
     "errors",
+    "air",
     "wire",
     "ids",
     "negotiation",

@@ -38,8 +38,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..air import air_of, with_air
 from ..families import (
     AGENT_EXITED,
     Family,
@@ -53,7 +54,9 @@ from ..families import (
 from ..ids import turn_error_id
 from ..negotiation import CAPABILITY, agent_capabilities_meta, negotiate, version_is_supported
 from ..titles import present
-from ..wire import SessionFailure, air_of, attach_record, with_air
+
+if TYPE_CHECKING:  # the record's model (pydantic) loads at the first record: a plain client never needs it
+    from ..wire import SessionFailure
 
 __all__ = ["MAX_ACTIVE", "PARSE_ERROR", "Output", "Problem", "Relay", "ToAgent", "ToClient"]
 
@@ -265,6 +268,8 @@ class Relay:
         if cond is not None:
             record = self._record(prompt, cond, "")
             meta = result.get("_meta")
+            from ..wire import attach_record
+
             meta = attach_record(meta if isinstance(meta, Mapping) else None, record)
             return {**message, "result": {**result, "_meta": meta}}
         if stop == "end_turn" and prompt.answered:
@@ -277,6 +282,8 @@ class Relay:
         active = self._sessions.setdefault(prompt.session_id, _Session()).active
         active.append(incident)
         del active[:-MAX_ACTIVE]
+        from ..wire import SessionFailure
+
         return SessionFailure(
             id=incident,
             revision=1,
@@ -310,6 +317,8 @@ def _air_fields() -> dict[str, Any]:
 
 
 def _end_turn(request_id: object, record: SessionFailure) -> dict[str, Any]:
+    from ..wire import attach_record
+
     return {
         "jsonrpc": "2.0",
         "id": request_id,
