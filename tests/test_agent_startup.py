@@ -68,10 +68,11 @@ WORKS = {
     | {"systemPrompt": {"mode": {"override": {}}}},
     "auth": {"logout": {}},
     # Issue 50.B: the reference adapter 0.101.0's (dist/acp-agent.js, ``initialize``): a prompt sent
-    # while a turn runs is queued, and answered with its own reply.
-    "_meta": {"claudeCode": {"promptQueueing": True}},
+    # while a turn runs is queued, and answered with its own reply. Issue 52.4: its ``authStatus``
+    # marker, always empty (dist/auth-status.js ``authStatusCapability``).
+    "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
 }
-CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, **AIR}}
+CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}, **AIR}}
 #: The result's own ``_meta``, the reference's (``_session/steering`` is served).
 STEERING = {"steering": {"supported": True}}
 

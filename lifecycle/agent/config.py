@@ -148,7 +148,9 @@ AGENT_CAPABILITIES: dict[str, object] = {
     "auth": {"logout": {}},
     # The reference's: a ``session/prompt`` sent while a turn runs waits its turn (Claude Code
     # queues it) and is answered with its own reply.
-    "_meta": {"claudeCode": {"promptQueueing": True}},
+    # ``authStatus``: the reference's marker, "this agent pushes ``_auth/status_update``"
+    # (:mod:`lifecycle.agent.auth_status`); always empty.
+    "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
 }
 #: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
 #: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).
@@ -178,7 +180,8 @@ class AgentConfig:
             ``CLAUDE_CODE_THINKING_DISPLAY``: :func:`lifecycle.agent.environment.thinking_option`].
         settings: Claude Code's ``--settings`` JSON [``CLAUDE_MODEL_CONFIG``:
             :func:`lifecycle.agent.environment.model_config_settings`].
-        hide_claude_auth: offer no Claude subscription login (``--hide-claude-auth``).
+        hide_claude_auth: offer no Claude subscription login, and refuse a session or a turn a
+            claude.ai subscription would pay for (``--hide-claude-auth``).
     """
 
     model: str | None = None
@@ -230,7 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hide-claude-auth",
         action="store_true",
-        help="offer no Claude subscription login (API keys and the Console login only)",
+        help="offer no Claude subscription login and refuse a session or turn it would pay for (API keys and the "
+        "Console login only)",
     )
     p.add_argument("-v", "--version", action="version", version=_version(), help="print the version and exit")
     p.add_argument(

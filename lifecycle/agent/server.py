@@ -9,10 +9,8 @@ import contextlib
 import copy
 import functools
 import os
-import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
 import acp
@@ -44,6 +42,8 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
 from . import sdk
+from .auth_status import AuthStatus as Identity
+from .auth_status import credentials_available
 from .config import (
     AGENT_CAPABILITIES,
     AUTH_METHOD_ID,
@@ -94,26 +94,6 @@ def _guarded(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]
     return handler
 
 
-def _credentials_available(env: Mapping[str, str]) -> bool:
-    """Whether Claude Code has something to authenticate with (best effort; keychains unseen)."""
-    if any(
-        env.get(k)
-        for k in (
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "CLAUDE_CODE_OAUTH_TOKEN",
-            "CLAUDE_CODE_USE_BEDROCK",
-            "CLAUDE_CODE_USE_VERTEX",
-            "CLAUDE_CODE_USE_FOUNDRY",
-        )
-    ):
-        return True
-    if sys.platform == "darwin":
-        return True  # the login lives in the macOS keychain, which is not inspected here
-    root = Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME", "~")).expanduser() / ".claude")
-    return (root / ".credentials.json").is_file()
-
-
 # ------------------------------------------------------------------ the agent
 
 
@@ -124,6 +104,8 @@ class ClaudeAcpAgent:
         config: how Claude Code is run.
         client_factory: builds the SDK client for a runtime (tests may pass their own).
         env: the environment used to judge ``authenticate`` (default: this process's).
+        identity: read and push who is signed in (:mod:`lifecycle.agent.auth_status`; :func:`run`
+            turns it on; the ``--hide-claude-auth`` guard reads it either way).
     """
 
     def __init__(
@@ -132,6 +114,7 @@ class ClaudeAcpAgent:
         *,
         client_factory: ClientFactory | None = None,
         env: Mapping[str, str] | None = None,
+        identity: bool = False,
     ) -> None:
         self.config = config or AgentConfig()
         self._env = env if env is not None else os.environ
@@ -147,9 +130,14 @@ class ClaudeAcpAgent:
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
         self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
+        self._auth = Identity(self.config.cli_path, self._env, push=identity)  # who is signed in
+        self._answered = False  # an initialize answered before the agent existed (startup.py)
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
+        self._auth.connect(conn)
+        if self._answered:
+            self._auth.refresh()  # the identity after that initialize
         _route_logout(conn, self)
         route_session_requests(conn, self)  # their ``systemPrompt``, which the SDK's models drop
         sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
@@ -173,7 +161,7 @@ class ClaudeAcpAgent:
     def accept_initialize(self, state: ClientState) -> None:
         """Take what an ``initialize`` answered before the agent existed declared
         (:mod:`lifecycle.agent.startup`)."""
-        self._client = state
+        self._client, self._answered = state, True
 
     def saw_client_capabilities(self, raw: object) -> None:
         """The raw ``clientCapabilities`` of an ``initialize`` request about to reach
@@ -215,6 +203,8 @@ class ClaudeAcpAgent:
         (load or resume of an open session) is closed first. ``resumed_mode``: the mode a stored
         session last ran in (:func:`lifecycle.agent.stored.stored_mode`), which it comes back in."""
         self._take_early("", None)  # a first session that did not take it: stopped
+        if self.config.hide_claude_auth:  # the reference's: no session on a subscription either
+            await self._auth.refuse_subscription(early)
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -302,6 +292,7 @@ class ClaudeAcpAgent:
         ).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
         # The SDK 0.12.1's model has no ``sessionCapabilities.systemPrompt`` (unstable): set as JSON.
         answer["agentCapabilities"]["sessionCapabilities"] = copy.deepcopy(AGENT_CAPABILITIES["sessionCapabilities"])
+        self._auth.refresh()  # pushed once read: after this answer
         return answer
 
     @_guarded
@@ -309,12 +300,13 @@ class ClaudeAcpAgent:
         hidden = self.config.hide_claude_auth and method_id == CLAUDE_AI_LOGIN  # --hide-claude-auth
         if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or hidden):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
-        ok = _credentials_available(self._env)
+        ok = credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)
         for session in list(self._sessions.values()):
             await session.feed(AuthStatus(ok=ok))
         if not ok:
             raise RequestError.auth_required({"details": "No Claude credentials found. Run `claude /login`."})
+        await self._auth.reread()
         return AuthenticateResponse()
 
     @_guarded
@@ -336,6 +328,7 @@ class ClaudeAcpAgent:
         log.info("agent.logout", exit_code=code)
         if code != 0:
             raise RequestError.internal_error({"details": "claude auth logout failed."})
+        await self._auth.reread()  # a key in the environment survives the logout
         return {}
 
     @_guarded
@@ -576,7 +569,8 @@ class ClaudeAcpAgent:
         except PromptRefused as refused:
             # The reference's words: "Invalid params: Content blocks of type audio are not supported".
             raise RequestError(-32602, f"Invalid params: {refused.message}", refused.data) from None
-        response = await session.run_prompt(content)
+        async with self._auth.turn(self.config.hide_claude_auth):  # who is signed in (52.4)
+            response = await session.run_prompt(content)
         if self._building is None:
             self._building = asyncio.ensure_future(build_deferred())
         return response
@@ -620,6 +614,7 @@ class ClaudeAcpAgent:
             await self._early.close()  # one no runtime took
         if self._building is not None:
             self._building.cancel()
+        await self._auth.close()
 
 
 #: How long a ``session/new`` waits for Claude Code's models when none are known (Claude Code
@@ -673,7 +668,7 @@ async def run(
     negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile;
     ``interrupted``: once set (SIGINT), every running prompt is answered ``cancelled``
     (:meth:`ClaudeAcpAgent.settle`), then the agent stops."""
-    agent = ClaudeAcpAgent(config)
+    agent = ClaudeAcpAgent(config, identity=True)
     if state is not None:
         agent.accept_initialize(state)
     agent.accept_early(early)
