@@ -206,22 +206,15 @@ class AuthStatus:
     @contextlib.asynccontextmanager
     async def turn(self, guard: bool) -> AsyncIterator[None]:
         """Around a prompt: the identity is read at its start (the reference's: a login or logout
-        done elsewhere shows), beside the turn, and the read has ended when the prompt is answered;
-        ``guard`` (``--hide-claude-auth``): read first, and the turn refused on a subscription."""
-        if guard or not self._push:
-            if guard:
-                await self.refuse_subscription()
-            yield
-            return
-        reading = asyncio.ensure_future(self.read())
-        self._tasks.add(reading)
-        reading.add_done_callback(self._tasks.discard)
-        try:
-            yield
-        finally:
-            await asyncio.wait({reading})  # stopped by close() at the agent's end: no matter
-            if not reading.cancelled():
-                reading.exception()  # a read that failed says nothing
+        done elsewhere shows), beside the turn and never awaited (the reference's rule: "a prompt
+        must not wait on a CLI process"; pushed when it lands, the read stopped by :meth:`close` at
+        the agent's end); ``guard`` (``--hide-claude-auth``): read first, and the turn refused on a
+        subscription."""
+        if guard:
+            await self.refuse_subscription()
+        else:
+            self.refresh()
+        yield
 
     async def refuse_subscription(self, early: Any = None) -> None:
         """``--hide-claude-auth``: raise the reference's ``authRequired`` error when a claude.ai
