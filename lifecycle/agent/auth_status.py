@@ -166,6 +166,7 @@ class AuthStatus:
         self._sent: dict[str, Any] | None = None  # the last payload pushed
         self._reading: asyncio.Task[str | None] | None = None  # the read in flight (shared)
         self._tasks: set[asyncio.Future[Any]] = set()  # every read and push in flight
+        self._pinned: dict[str, Any] | None = None  # a gateway login's identity (no read then)
 
     def connect(self, conn: Any) -> None:
         self._conn = conn
@@ -185,7 +186,10 @@ class AuthStatus:
 
     async def read(self, *, fresh: bool = False) -> str | None:
         """Read ``claude auth status --json`` (joining a read in flight unless ``fresh``: a read
-        after a logout must start after it), push the payload if it changed; its output, or None."""
+        after a logout must start after it), push the payload if it changed; its output, or None
+        (and no read) while a gateway login holds the credentials."""
+        if self._pinned is not None:
+            return None
         if fresh or self._reading is None or self._reading.done():
             self._reading = asyncio.ensure_future(self._run())
             self._tasks.add(self._reading)
@@ -196,12 +200,21 @@ class AuthStatus:
             if stdout is not None:
                 log.info("auth_status.unreadable")
             return stdout
+        await self._publish(payload)
+        return stdout
+
+    async def pin(self, payload: dict[str, Any] | None) -> None:
+        """A gateway login (:mod:`lifecycle.agent.providers`): the gateway holds the credentials, so
+        it is who is signed in and no read replaces it (the reference's); None: read again."""
+        self._pinned = payload
+        await (self._publish(payload) if payload is not None else self.reread())
+
+    async def _publish(self, payload: dict[str, Any]) -> None:
         if payload != self._sent and self._conn is not None and self._push:
             self._sent = payload
             log.info("auth_status.push", kind=payload["kind"])
             with contextlib.suppress(Exception):  # a client gone: nothing to tell
                 await self._conn.ext_notification(NOTIFICATION, {"authStatus": payload})
-        return stdout
 
     @contextlib.asynccontextmanager
     async def turn(self, guard: bool) -> AsyncIterator[None]:
@@ -228,6 +241,28 @@ class AuthStatus:
                 await early.close()
             data = {"reason": SUBSCRIPTION_REASON, "details": _SUBSCRIPTION_HINT}
             raise RequestError(-32000, SUBSCRIPTION_MESSAGE, data)
+
+    async def logout(self) -> None:
+        """Claude Code's ``auth logout`` (it clears the stored login; 30 s at most), then the
+        identity read again (a key in the environment survives it); a gateway login ends too."""
+        self._pinned = None
+        cli = claude_cli(self._cli_path)
+        if cli is None:
+            raise RequestError.internal_error({"details": "Claude Code was not found."})
+        proc = await asyncio.create_subprocess_exec(
+            cli, "auth", "logout", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL, env=dict(self._env),
+        )  # fmt: skip
+        try:
+            code = await asyncio.wait_for(proc.wait(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            code = None
+        log.info("agent.logout", exit_code=code)
+        if code != 0:
+            raise RequestError.internal_error({"details": "claude auth logout failed."})
+        await self.reread()
 
     async def _run(self) -> str | None:
         cli = claude_cli(self._cli_path)

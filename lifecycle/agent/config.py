@@ -71,6 +71,25 @@ def _agent_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "lifecycle.agent"]
 
 
+#: The reference's gateway logins (``authenticate`` with ``_meta.gateway {baseUrl, headers}``:
+#: :mod:`lifecycle.agent.providers`), offered to a client that declares ``auth._meta.gateway``;
+#: the protocol each routes through.
+GATEWAY_METHODS: Final[Mapping[str, str]] = {"gateway": "anthropic", "gateway-bedrock": "bedrock"}
+
+
+def _gateway_methods() -> list[dict[str, object]]:
+    """The gateway logins' ``authMethods`` entries, the reference's word for word."""
+    return [
+        {
+            "id": method_id,
+            "name": "Custom model gateway",
+            "description": "Use a custom gateway to authenticate and access models",
+            "_meta": {"gateway": {"protocol": protocol}},
+        }
+        for method_id, protocol in GATEWAY_METHODS.items()
+    ]
+
+
 def auth_methods(client: ClientState, *, hide_claude_auth: bool = False) -> list[dict[str, object]]:
     """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
     them (:attr:`~lifecycle.negotiation.ClientState.terminal_auth`; declared by
@@ -88,7 +107,8 @@ def auth_methods(client: ClientState, *, hide_claude_auth: bool = False) -> list
             label = _TERMINAL_LABELS[str(method["id"])]
             entry["_meta"] = {"terminal-auth": {"command": command, "args": [*prefix, *args], "label": label}}
         methods.append(entry)
-    return [*methods, dict(_AGENT_METHOD)]
+    gateway = _gateway_methods() if client.gateway_auth else []  # after the terminal logins, as the reference
+    return [*methods, *gateway, dict(_AGENT_METHOD)]
 
 
 #: The environment variables naming the Claude Code executable, first wins: this agent's own, then
@@ -151,6 +171,8 @@ AGENT_CAPABILITIES: dict[str, object] = {
     # ``authStatus``: the reference's marker, "this agent pushes ``_auth/status_update``"
     # (:mod:`lifecycle.agent.auth_status`); always empty.
     "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
+    # The reference's: ``providers/list``, ``set`` and ``disable`` (:mod:`lifecycle.agent.providers`).
+    "providers": {},
 }
 #: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
 #: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).

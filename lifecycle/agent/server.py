@@ -48,6 +48,7 @@ from .config import (
     AGENT_CAPABILITIES,
     AUTH_METHOD_ID,
     CLAUDE_AI_LOGIN,
+    GATEWAY_METHODS,
     INITIALIZE_META,
     TERMINAL_AUTH_IDS,
     AgentConfig,
@@ -58,6 +59,7 @@ from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
 from .modes import MODE_CONFIG_ID, Offered, SettingsError
 from .prompt import PromptRefused, prompt_content
+from .providers import Routing
 from .replay import replay
 from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
@@ -132,6 +134,8 @@ class ClaudeAcpAgent:
         self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
         self._auth = Identity(self.config.cli_path, self._env, push=identity)  # who is signed in
         self._answered = False  # an initialize answered before the agent existed (startup.py)
+        self._routing = Routing(self._env)  # the backend a client set (providers.py)
+        self._routing.bind(self._launcher.route, lambda: list(self._sessions.values()))
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -139,6 +143,7 @@ class ClaudeAcpAgent:
         if self._answered:
             self._auth.refresh()  # the identity after that initialize
         _route_logout(conn, self)
+        self._routing.serve(conn)  # providers/list, set, disable
         route_session_requests(conn, self)  # their ``systemPrompt``, which the SDK's models drop
         sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
@@ -203,7 +208,7 @@ class ClaudeAcpAgent:
         (load or resume of an open session) is closed first. ``resumed_mode``: the mode a stored
         session last ran in (:func:`lifecycle.agent.stored.stored_mode`), which it comes back in."""
         self._take_early("", None)  # a first session that did not take it: stopped
-        if self.config.hide_claude_auth:  # the reference's: no session on a subscription either
+        if self._subscription_guard:  # the reference's: no session on a subscription either
             await self._auth.refuse_subscription(early)
         old = self._sessions.pop(session_id, None)
         if old is not None:
@@ -295,8 +300,18 @@ class ClaudeAcpAgent:
         self._auth.refresh()  # pushed once read: after this answer
         return answer
 
+    @property
+    def _subscription_guard(self) -> bool:
+        """``--hide-claude-auth`` judges the login, unless a client's route pays (the reference's)."""
+        return self.config.hide_claude_auth and self._routing.route is None
+
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        if method_id in GATEWAY_METHODS:  # the reference's gateway logins: a route (providers.py)
+            host = await self._routing.login(method_id, kwargs.get("gateway"))
+            if host is not None:  # the gateway holds the credentials: it is who is signed in
+                await self._auth.pin({"kind": "gateway", "label": "Custom model gateway", "detail": host})
+            return AuthenticateResponse()
         hidden = self.config.hide_claude_auth and method_id == CLAUDE_AI_LOGIN  # --hide-claude-auth
         if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or hidden):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
@@ -311,24 +326,11 @@ class ClaudeAcpAgent:
 
     @_guarded
     async def logout(self, **kwargs: Any) -> dict[str, Any]:
-        """ACP ``logout``: Claude Code's own ``auth logout`` (it clears the stored login)."""
-        cli = claude_cli(self.config.cli_path)
-        if cli is None:
-            raise RequestError.internal_error({"details": "Claude Code was not found."})
-        proc = await asyncio.create_subprocess_exec(
-            cli, "auth", "logout", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL, env=dict(self._env),
-        )  # fmt: skip
-        try:
-            code = await asyncio.wait_for(proc.wait(), 30)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            code = None
-        log.info("agent.logout", exit_code=code)
-        if code != 0:
-            raise RequestError.internal_error({"details": "claude auth logout failed."})
-        await self._auth.reread()  # a key in the environment survives the logout
+        """ACP ``logout``: Claude Code's own ``auth logout`` (it clears the stored login); a
+        client's route (providers.py) ends with it, as the reference's."""
+        if self._routing.route is not None:
+            await self._routing.apply(None)
+        await self._auth.logout()  # then who is signed in is read again
         return {}
 
     @_guarded
@@ -569,7 +571,7 @@ class ClaudeAcpAgent:
         except PromptRefused as refused:
             # The reference's words: "Invalid params: Content blocks of type audio are not supported".
             raise RequestError(-32602, f"Invalid params: {refused.message}", refused.data) from None
-        async with self._auth.turn(self.config.hide_claude_auth):  # who is signed in (52.4)
+        async with self._auth.turn(self._subscription_guard):  # who is signed in (52.4)
             response = await session.run_prompt(content)
         if self._building is None:
             self._building = asyncio.ensure_future(build_deferred())
