@@ -256,7 +256,10 @@ class Routing:
 
     async def apply(self, route: Route | None) -> None:
         """Take ``route`` (None: the agent's own) at a turn boundary: refused while a session has a
-        prompt in flight; then each session's Claude Code is restarted on it at its next prompt."""
+        prompt in flight; then each session's Claude Code is restarted on it at its next prompt.
+        The route in use again changes nothing (no restart)."""
+        if route == self.route:
+            return
         sessions = list(self._sessions())
         busy = [s.id for s in sessions if s.current_turn is not None or s.prompts]
         if busy:
