@@ -21,12 +21,17 @@ turn:
 * ``providers/disable`` goes back to ``A``; a ``gateway`` login routes to its ``baseUrl`` and
   pushes ``_auth/status_update`` ``{kind: "gateway", label: "Custom model gateway", detail: host}``
   (the reference's ``gatewayAuthStatus``).
+
+And side by side with the reference itself (no session): the gateway logins, ``providers/list`` and
+the refusals of ``providers/set`` are its own, code and message.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +41,11 @@ from acp.connection import StreamDirection
 
 from lifecycle import read_record
 
+from .claude_cli import BUNDLED_CLI, AgentWorkspace
 from .cli_env import session_cli_pid
 from .fakeapi import FakeAnthropicAPI, RequestRecord, error_reply, text_reply
-from .harness import AIR, Script, agent, body_of, last_user_text, run_async, select, tool_turn, tool_use
+from .harness import AIR, Client, Script, agent, body_of, last_user_text, run_async, select, tool_turn, tool_use
+from .reference import node_binary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -171,5 +178,50 @@ def test_a_client_sets_and_disables_the_provider(tmp_path: Path) -> None:
             assert SECRET not in json.dumps([m for d, m in run.frames if d == StreamDirection.INCOMING])
             assert SECRET not in run.workspace.stderr_path.read_text()
             assert SECRET not in json.dumps(run.workspace.log())
+
+    run_async(go())
+
+
+def test_the_routing_answers_are_the_references(tmp_path: Path, reference_package: Path) -> None:
+    """Side by side with the reference adapter 0.101.0 on the same environment (no session, no
+    prompt): the gateway logins offered, ``providers/list``, and the refusals of an unknown provider,
+    an unsupported protocol and a relative URL, code and message."""
+
+    async def answers(impl: str) -> list[Any]:
+        ws = AgentWorkspace()
+        ws._workspace(tmp_path / impl)
+        with FakeAnthropicAPI(Script()) as api:
+            ws.api = api
+            env = ws.agent_env(2)
+            if impl == "ours":
+                command = [sys.executable, "-m", "lifecycle.agent"]
+            else:
+                env["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+                env["CLAUDE_CODE_EXECUTABLE"] = str(BUNDLED_CLI)
+                command = [node_binary(), str(reference_package / "dist" / "index.js")]
+            with (ws.tmp / f"{impl}.stderr").open("w") as stderr:
+                async with acp.spawn_agent_process(
+                    Client(select("reject")),  # type: ignore[arg-type]
+                    *command, env=env, cwd=str(ws.cwd), transport_kwargs={"stderr": stderr},
+                ) as (conn, _proc):  # fmt: skip
+                    caps = {"auth": {"_meta": {"gateway": True}}}
+                    params = {"protocolVersion": 1, "clientCapabilities": caps}
+                    init = await conn._conn.send_request("initialize", params)
+                    listing = json.dumps(await conn._conn.send_request("providers/list", {}))
+                    out: list[Any] = [
+                        [m for m in init["authMethods"] if str(m["id"]).startswith("gateway")],
+                        init["agentCapabilities"]["providers"],
+                        json.loads(listing.replace(api.base_url, "<the agent's ANTHROPIC_BASE_URL>")),
+                    ]
+                    main = {"providerId": "main", "apiType": "anthropic", "baseUrl": api.base_url}
+                    for bad in ({"providerId": "other"}, {"apiType": "openai"}, {"baseUrl": "relative/path"}):
+                        code, message, _ = await _error(conn, "providers/set", {**main, **bad})
+                        out.append((code, message))
+                    return out
+
+    async def go() -> None:
+        ours, theirs = await answers("ours"), await answers("reference")
+        assert ours[0] == theirs[0] == GATEWAYS
+        assert ours[1:] == theirs[1:], (ours, theirs)
 
     run_async(go())
