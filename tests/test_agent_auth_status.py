@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from lifecycle.agent.auth_status import bills_subscription, from_cli_status
+from lifecycle.agent.auth_status import bills_subscription, from_account_info, from_cli_status
 
 BASE = {
     "apiProvider": "firstParty",
@@ -97,3 +97,26 @@ def test_only_a_claude_ai_subscription_that_pays_is_refused(status: dict[str, An
 def test_unreadable_output_is_not_refused() -> None:
     assert bills_subscription("garbage") is False
     assert bills_subscription('{"subscriptionType": 3}') is False
+
+
+@pytest.mark.parametrize(
+    ("account", "payload"),
+    [
+        # CLI 2.1.337's ``account`` in its initialize answer, observed for ANTHROPIC_API_KEY and for
+        # ANTHROPIC_AUTH_TOKEN; the reference's ``fromAccountInfo``: ``tokenSource`` is no signal
+        ({"tokenSource": "none", "apiKeySource": "ANTHROPIC_API_KEY", "apiProvider": "firstParty"},
+         {"kind": "api_key", "label": "Anthropic API key", "detail": "ANTHROPIC_API_KEY"}),
+        ({"tokenSource": "ANTHROPIC_AUTH_TOKEN", "apiProvider": "firstParty"}, None),
+        ({"apiProvider": "firstParty"}, None),
+        ({"apiProvider": "vertex"}, {"kind": "external", "label": "Google Vertex AI"}),
+        ({"apiProvider": "gateway", "apiKeySource": "apiKeyHelper"}, {"kind": "gateway", "label": "Custom model gateway"}),
+        ({"subscriptionType": "pro", "email": "someone@example.com", "organization": "Org"},
+         {"kind": "account", "label": "Claude Pro", "account": {"plan": "pro"}}),
+        ({"subscriptionType": "max", "apiKeySource": "apiKeyHelper"},
+         {"kind": "api_key", "label": "Anthropic API key", "detail": "API key helper"}),
+        (None, None),
+        ("not an object", None),
+    ],
+)
+def test_the_account_a_session_reported(account: object, payload: dict[str, Any] | None) -> None:
+    assert from_account_info(account) == payload

@@ -4,8 +4,11 @@ The agent advertises ``agentCapabilities._meta.authStatus: {}`` (a marker: "this
 identity") and pushes ``_auth/status_update {authStatus: {kind, label, detail?}}`` to every client
 (clients that do not know the method drop it) after ``initialize``, at the start of each prompt,
 and after ``authenticate`` and ``logout``, only when the payload changed. The identity is read from
-Claude Code's own ``claude auth status --json`` (run in the agent's environment, at most
-:data:`PROBE_TIMEOUT_S`); a read that fails says nothing (the client keeps "not reported").
+Claude Code's own ``claude auth status --json`` (the configured executable, run in the agent's
+environment, at most :data:`PROBE_TIMEOUT_S`, stopped with the agent); a read that fails says
+nothing (the client keeps "not reported"). With no process of its own, the account a session's
+Claude Code reports as it starts is taken too (:meth:`AuthStatus.saw_account`, the reference's
+``fromAccountInfo``); a gateway login (:mod:`lifecycle.agent.providers`) is the identity itself.
 
 No secret: an API key is named by its source (the variable, e.g. ``ANTHROPIC_API_KEY``), never its
 value; the email, organisation and directories the CLI prints are never sent (the reference sends
@@ -36,6 +39,7 @@ __all__ = [
     "AuthStatus",
     "bills_subscription",
     "credentials_available",
+    "from_account_info",
     "from_cli_status",
 ]
 
@@ -96,23 +100,38 @@ def from_cli_status(stdout: str, env: Mapping[str, str]) -> dict[str, Any] | Non
         return None
     if not isinstance(status, dict) or not isinstance(status.get("loggedIn"), bool):
         return None
-    provider = _text(status.get("apiProvider"))
-    if provider == "gateway":
-        return {"kind": "gateway", "label": "Custom model gateway"}
-    if provider is not None and provider != "firstParty":
-        return {"kind": "external", "label": _PROVIDERS.get(provider, provider)}
     source = _text(status.get("apiKeySource"))
     if source is None and status.get("authMethod") == "oauth_token" and env.get("ANTHROPIC_AUTH_TOKEN"):
         # Claude Code 2.1.337 names no source for ``ANTHROPIC_AUTH_TOKEN`` (the reference then
         # reports "Not logged in"); the variable is named, as the reference's table would.
         source = "ANTHROPIC_AUTH_TOKEN"
+    plan = _text(status.get("subscriptionType")) if status["loggedIn"] else None
+    return _mapped(_text(status.get("apiProvider")), source, plan) or dict(_NOT_LOGGED_IN)
+
+
+def from_account_info(account: object) -> dict[str, Any] | None:
+    """The ``authStatus`` payload of the account a session's Claude Code reported at its start
+    (its ``initialize`` answer's ``account``; the reference's ``fromAccountInfo``): None when it
+    carries no identity signal (no key source, plan, or provider other than ``firstParty``: a
+    token from the environment reports only ``tokenSource``), so what the probe read stays."""
+    if not isinstance(account, Mapping):
+        return None
+    fields = (account.get("apiProvider"), account.get("apiKeySource"), account.get("subscriptionType"))
+    return _mapped(*(_text(f) for f in fields))
+
+
+def _mapped(provider: str | None, source: str | None, plan: str | None) -> dict[str, Any] | None:
+    """The reference's ``mapAuthFields`` (a provider first, then a key above a plan); None: no signal."""
+    if provider == "gateway":
+        return {"kind": "gateway", "label": "Custom model gateway"}
+    if provider is not None and provider != "firstParty":
+        return {"kind": "external", "label": _PROVIDERS.get(provider, provider)}
     if source is not None:
         detail = _KEY_SOURCES.get(source)
         return {"kind": "api_key", "label": "Anthropic API key", **({"detail": detail} if detail else {})}
-    plan = _text(status.get("subscriptionType"))
-    if plan is not None and status["loggedIn"]:
+    if plan is not None:
         return {"kind": "account", "label": _plan_label(plan), "account": {"plan": plan}}
-    return dict(_NOT_LOGGED_IN)
+    return None
 
 
 def bills_subscription(stdout: str) -> bool:
@@ -202,6 +221,15 @@ class AuthStatus:
             return stdout
         await self._publish(payload)
         return stdout
+
+    def saw_account(self, info: Mapping[str, Any]) -> None:
+        """A session's Claude Code reported its account at its start (no process: the reference's
+        ``publishSessionAccountIdentity``): pushed if it says who pays and that changed."""
+        payload = from_account_info(info.get("account"))
+        if payload is not None and self._pinned is None and self._push:
+            task = asyncio.ensure_future(self._publish(payload))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     async def pin(self, payload: dict[str, Any] | None) -> None:
         """A gateway login (:mod:`lifecycle.agent.providers`): the gateway holds the credentials, so

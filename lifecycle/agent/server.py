@@ -136,6 +136,8 @@ class ClaudeAcpAgent:
         self._answered = False  # an initialize answered before the agent existed (startup.py)
         self._routing = Routing(self._env)  # the backend a client set (providers.py)
         self._routing.bind(self._launcher.route, lambda: list(self._sessions.values()))
+        # Who is signed in, from a session's Claude Code (not under a client's route: it is the route's).
+        self._offered.listener = lambda info: None if self._routing.route else self._auth.saw_account(info)
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
