@@ -291,7 +291,17 @@ class _Session:
         if self.client.subagents:  # a child session shows its subagent's text (subagents.py)
             kw["forward_subagent_text"] = True
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
+        if self.launcher.route:  # the backend a client set (providers.py)
+            kw["env"] = dict(self.launcher.route)
         return ClaudeAgentOptions(**kw)
+
+    async def reroute(self) -> None:
+        """A provider change (providers.py), at a turn boundary: the idle Claude Code stops now
+        (no loss: a requested stop); the next prompt starts one on the new route, resuming."""
+        async with self._starting:
+            if self.runtime is not None:
+                await self.runtime.close()
+                self.runtime = None
 
     async def ensure_runtime(self) -> _Runtime:
         """The live runtime, starting (or replacing) one when needed (after an early start still
