@@ -40,29 +40,10 @@ PACKAGE = ROOT / "lifecycle"
 #: rules of ``redaction``, by concern). Everything else in the package is an edge, the agent, a
 #: command, the conformance kit or the logging listener.
 CORE = (
-    "errors",
-    "air",
-    "wire",
-    "ids",
-    "negotiation",
-    "conditions",
-    "families",
-    "titles",
-    "redaction",
-    "redaction_found",
-    "redaction_layout",
-    "redaction_credentials",
-    "redaction_shapes",
-    "events",
-    "limits",
-    "answers",
-    "intents",
-    "incident",
-    "session_flow",
-    "delivery_surfaces",
-    "ledger",
-    "history",
-    "client",
+    *("errors", "air", "wire", "ids", "negotiation", "conditions", "families", "titles"),
+    *("redaction", "redaction_found", "redaction_layout", "redaction_credentials", "redaction_shapes"),
+    *("events", "limits", "answers", "intents", "incident", "session_flow", "delivery_surfaces"),
+    *("ledger", "history", "client"),
 )
 #: Flat modules that are deliberately not core.
 FLAT_NOT_CORE = ("__init__", "__main__", "log")
