@@ -19,6 +19,10 @@ Rules
   replay says what happened, not that it runs); a result's structured form (the SDK's
   ``tool_use_result``: an ``Edit``'s per-hunk diff) is not in what ``get_session_messages``
   returns, so a result shows its ``tool_result`` content and the diff stays the tool call's.
+* A client that draws terminal cards (``_meta.terminal_output``) gets a command's replayed tool
+  call as its terminal card, as live (:mod:`lifecycle.agent.terminal`; the reference replays with
+  the client's tool-call capabilities): its output as ``terminal_output``, its end as
+  ``terminal_exit`` with the exit code its result text gives (no structured result is stored).
 * Only the top-level transcript: a subagent's or sidechain message adds nothing (as the ledger).
 * A tool call the history never ends (Claude Code stopped during it) is ``failed`` at the end of
   the replay: no tool call is left running, as live.
@@ -84,10 +88,11 @@ def _running(update: Mapping[str, Any]) -> bool:
     return update.get("status") == "in_progress" and set(update) <= _STATUS_ONLY
 
 
-def replay(stored: Iterable[object], cwd: str) -> Iterator[Replayed]:
+def replay(stored: Iterable[object], cwd: str, *, terminal: bool = False, air: bool = False) -> Iterator[Replayed]:
     """The replay of ``stored`` (``get_session_messages`` entries, oldest first), message by
-    message (see the module); ``cwd``: the session's folder (titles name paths relative to it)."""
-    renderer = StreamRenderer(cwd)
+    message (see the module); ``cwd``: the session's folder (titles name paths relative to it);
+    ``terminal``, ``air``: the client's, as for the live renderer (a command is a terminal card)."""
+    renderer = StreamRenderer(cwd, terminal=terminal, air=air)
     for item in stored:
         entry = history_entry(item)
         history = HistoryLoaded(entries=(entry,) if entry is not None else ())

@@ -68,7 +68,7 @@ from typing import Any, Final
 
 from ..intents import text_update
 from . import tool_calls
-from .terminal import COMMANDS, terminal_closed, terminal_content, terminal_result
+from .terminal import COMMANDS, BackgroundTerminals, terminal_closed, terminal_content, terminal_result
 
 __all__ = ["MAX_MESSAGE_ID", "MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
 
@@ -177,6 +177,7 @@ class StreamRenderer:
         self.cwd = cwd
         self.terminal = terminal
         self.air = air
+        self.background_terminals = BackgroundTerminals()  # commands' terminals kept running (terminal.py)
         self.plan = plan
         self._streamed = {_TEXT: "", _THOUGHT: ""}  # top-level deltas not yet consolidated
         self._tools: OrderedDict[str, _Tool] = OrderedDict()
@@ -366,6 +367,8 @@ class StreamRenderer:
             if data is not None and not self.air:  # the reference's PostToolUse report (not AIR's)
                 updates.append(_stamped(tool_calls.tool_response_update(tool_id, name, data), tool))
             ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
+            if ended is not None and not self.air:  # a command sent to the background runs on
+                self.background_terminals.keep_running(ended, data, tool.parent if tool is not None else None)
             if ended is not None:
                 updates.extend(_stamped(update, tool) for update in ended)
                 continue
