@@ -364,8 +364,10 @@ class StreamRenderer:
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
             data = structured if isinstance(structured, Mapping) and len(results) == 1 else None
-            if data is not None and not self.air:  # the reference's PostToolUse report (not AIR's)
+            if data is not None and not self.air:  # the reference's PostToolUse report
                 updates.append(_stamped(tool_calls.tool_response_update(tool_id, name, data), tool))
+            elif data is not None and (markers := tool_calls.tool_response_markers(tool_id, name, data)):
+                updates.append(_stamped(markers, tool))  # AIR's: the status and isAsync markers only
             ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
             if ended is not None and not self.air:  # a command sent to the background runs on
                 self.background_terminals.keep_running(ended, data, tool.parent if tool is not None else None)

@@ -345,6 +345,15 @@ def test_a_subagent_that_ends_before_the_prompts_result_still_has_its_report_in_
             box.update(run=run, ended=[])
             assert (await run.prompt("have a fast background subagent read the note")).stop_reason == "end_turn"
             assert box["ended"] == [1]  # the gate was passed: the subagent had ended
+            # (an AIR client, the harness's default) The Agent call's structured result as AIR gets
+            # it from the reference (issue 50 gap 4; content.js toolResponseMarkers): only the
+            # status and isAsync markers that tell a background subagent's launch.
+            responses = [
+                u["_meta"]["claudeCode"]["toolResponse"]
+                for u in run.tool("toolu_fast_1")
+                if "toolResponse" in (u.get("_meta") or {}).get("claudeCode", {})
+            ]
+            assert responses == [{"status": "async_launched", "isAsync": True}]
             # Claude Code's own turn reported it, and that report is inside the prompt's turn.
             notified = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
             assert len(notified) == 1
