@@ -139,7 +139,8 @@ def test_bash_is_a_terminal_card_and_an_approved_plan_a_markdown_plan(tmp_path: 
             assert kinds[at - 1] == ("tool_call_update", "toolu_plan", "completed")
             # A command sent to the background: its terminal runs on past the launch (the result's
             # end has no terminal_exit) and ends when its task ends, with no exit code (the
-            # reference's withRunningTerminal and SessionBackgroundWork.taskEnded, background-work.js).
+            # reference's withRunningTerminal and SessionBackgroundWork.taskEnded, background-work.js;
+            # it sent these two frames for the same script, run side by side on 2026-12-07).
             await run.conn.set_session_mode(session_id=run.sid, mode_id="default")
             script.add(
                 tool_turn(
@@ -162,8 +163,10 @@ def test_bash_is_a_terminal_card_and_an_approved_plan_a_markdown_plan(tmp_path: 
             }  # fmt: skip
             await until(lambda: exit_ in run.tool("toolu_bg_term"), lambda: run.tool("toolu_bg_term"))
             assert run.tool("toolu_bg_term").count(exit_) == 1
-            # session/load replays each command as its terminal card, as the reference replays with
-            # the client's tool-call capabilities (the exit code read from the stored result text).
+            # session/load replays each command as its terminal card: the frames the reference
+            # replayed for the same command and client (run side by side on 2026-12-07, CLI
+            # 2.1.337, less its non-schema ``name`` key: docs/parity), the exit code read from
+            # the stored result text.
             start = len(run.frames)
             await run.conn.load_session(cwd=str(run.workspace.cwd), session_id=run.sid, mcp_servers=[])
             replayed = [
@@ -171,12 +174,25 @@ def test_bash_is_a_terminal_card_and_an_approved_plan_a_markdown_plan(tmp_path: 
                 for _, m in run.frames[start:]
                 if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "toolu_bad"
             ]
-            assert [u["sessionUpdate"] for u in replayed] == ["tool_call", "tool_call_update", "tool_call_update"]
-            assert replayed[0]["content"] == terminal("toolu_bad")
-            assert replayed[0]["_meta"]["terminal_info"] == {"terminal_id": "toolu_bad"}
-            output = {"terminal_id": "toolu_bad", "data": "Exit code 3\noops"}
-            assert replayed[1]["_meta"] == {"terminal_output": output}
-            assert replayed[2]["_meta"]["terminal_exit"] == {"terminal_id": "toolu_bad", "exit_code": 3, "signal": None}
-            assert replayed[2]["status"] == "failed"
+            assert replayed == [
+                {
+                    "_meta": {"claudeCode": {"toolName": "Bash"}, "terminal_info": {"terminal_id": "toolu_bad"}},
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call",
+                    "rawInput": {"command": "echo oops; exit 3", "description": "Fail"}, "status": "pending",
+                    "title": "echo oops; exit 3", "kind": "execute", "content": terminal("toolu_bad"),
+                },
+                {
+                    "_meta": {"terminal_output": {"terminal_id": "toolu_bad", "data": "Exit code 3\noops"}},
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call_update",
+                },
+                {
+                    "_meta": {
+                        "claudeCode": {"toolName": "Bash"},
+                        "terminal_exit": {"terminal_id": "toolu_bad", "exit_code": 3, "signal": None},
+                    },
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call_update", "status": "failed",
+                    "content": terminal("toolu_bad"),
+                },
+            ]  # fmt: skip
 
     run_async(go())
