@@ -110,6 +110,8 @@ CLI_WORDS: dict[str, str] = {
     "decisionClassification": "PermissionResult's classification: the Python SDK 0.2.190 cannot send it",
     "user_permanent": "the classification of an 'always' answer (the reference's)",
     "config": "the classification of an answer the host decided by itself",
+    "background_tasks_changed": "the level of live background tasks (lifecycle/agent/hold.py, terminal.py)",
+    "cancel_async_message": "the control request that drops a queued steer (lifecycle/agent/session.py)",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from claude_agent_sdk.types import TaskNotificationMessage, TaskStartedMessage, TaskUpdatedMessage
+from claude_agent_sdk.types import SystemMessage, TaskNotificationMessage, TaskStartedMessage, TaskUpdatedMessage
 from sdk_messages import result_message
 
 from lifecycle.agent.hold import MAX_LIVE, BackgroundHold
@@ -31,8 +31,9 @@ def run(session: Lanes, message: object, *, turn: str | None = TURN, quiet: bool
     return session.run(read(message), turn=turn, quiet=quiet, prompt_open=turn is not None)[0]
 
 
-def started(task: str, subagent_type: str | None = "general-purpose") -> TaskStartedMessage:
+def started(task: str, subagent_type: str | None = "general-purpose", *, background: bool = True) -> TaskStartedMessage:
     data: dict[str, Any] = {"type": "system", "subtype": "task_started", "task_id": task, "tool_use_id": "toolu_a"}
+    data["is_backgrounded"] = background  # Claude Code 2.1.337 sends it on every task_started
     if subagent_type is not None:
         data["subagent_type"] = subagent_type
     return TaskStartedMessage("task_started", data, task, "Read the note", "u", "s")
@@ -46,6 +47,16 @@ def notified(task: str) -> TaskNotificationMessage:
 def updated(task: str, status: str) -> TaskUpdatedMessage:
     data = {"type": "system", "subtype": "task_updated", "task_id": task, "patch": {"status": status}}
     return TaskUpdatedMessage("task_updated", data, task, {"status": status})
+
+
+def level(*tasks: str) -> SystemMessage:
+    """Claude Code's ``background_tasks_changed``: every live background task (CLI 2.1.337)."""
+    listed = [{"task_id": t, "status": "running"} for t in tasks]
+    data = {"type": "system", "subtype": "background_tasks_changed", "tasks": listed}
+    return SystemMessage("background_tasks_changed", data)
+
+
+IDLE = SystemMessage("session_state_changed", {"type": "system", "subtype": "session_state_changed", "state": "idle"})
 
 
 def prompt_result() -> Any:
@@ -147,3 +158,60 @@ def test_the_live_tasks_are_bounded() -> None:
     for i in range(MAX_LIVE + 10):
         run(session, started(f"t{i}", subagent_type=None), turn=None)
     assert len(session.get(BackgroundHold).live) == MAX_LIVE
+
+
+def test_a_background_subagent_that_ended_before_the_result_holds_it_until_its_report() -> None:
+    """Issue 50 gap 1: Claude Code reports the subagent in a turn of its own after the prompt's
+    result (CLI 2.1.337, tests/e2e/test_background_work.py); the reference answers at the result."""
+    session = lanes()
+    run(session, started("a1"))
+    run(session, updated("a1", "completed"))
+    run(session, notified("a1"))
+    assert events(run(session, prompt_result())) == []
+    assert events(run(session, follow_up())) == [Result]
+
+
+def test_idle_ends_the_hold_once_no_subagent_of_the_prompt_is_live() -> None:
+    """The reference's idle fallback (``settleDeferredIfDrained`` at ``session_state_changed``
+    idle): a report the model got inside the prompt's turn brings no turn of Claude Code's own."""
+    session = lanes()
+    run(session, started("a1"))
+    run(session, notified("a1"))
+    assert events(run(session, prompt_result())) == []
+    assert events(run(session, IDLE)) == [Result]
+    assert events(run(session, IDLE)) == []  # given back once
+    # an idle while a subagent of the prompt is live ends nothing (Claude Code withholds it then)
+    later = "22222222-2222-2222-2222-222222222222"
+    run(session, started("a2"), turn=later)
+    assert events(run(session, result_message(user_message_uuids=[later]), turn=later)) == []
+    assert events(run(session, IDLE, turn=later)) == []
+    run(session, notified("a2"), turn=later)
+    assert events(run(session, IDLE, turn=later)) == [Result]
+
+
+def test_a_foreground_subagent_that_ended_holds_nothing() -> None:
+    """A subagent that did not run in the background ended before the Agent call's result: its
+    answer is that result, no report is owed (the reference: "a sync subagent is pruned")."""
+    session = lanes()
+    run(session, started("a1", background=False))
+    run(session, updated("a1", "completed"))
+    assert events(run(session, prompt_result())) == [Result]
+
+
+def test_the_level_signal_ends_a_subagent_whose_end_was_lost_and_a_later_level_revives_it() -> None:
+    """The reference's ``background_tasks_changed`` handling (``endedPerLevel``): a task the level
+    does not list is over for the hold; one a later level lists is live again."""
+    session = lanes()
+    run(session, started("a1"))
+    run(session, started("a2"))
+    run(session, level("a1"))  # a2's end never came
+    hold = session.get(BackgroundHold)
+    assert set(hold.live) == {"a1"}
+    run(session, level("a1", "a2"))  # a racing level: a2 is live after all
+    assert set(hold.live) == {"a1", "a2"}
+    assert events(run(session, prompt_result())) == []
+    run(session, level())  # neither end came: the level says both are gone
+    assert events(run(session, IDLE)) == [Result]
+    run(session, level("x"))  # malformed or unknown entries change nothing
+    run(session, SystemMessage("background_tasks_changed", {"type": "system", "tasks": "nonsense"}))
+    assert hold.live == {} and hold.held is None

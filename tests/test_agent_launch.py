@@ -185,8 +185,9 @@ def test_the_environment_is_the_sdks(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     with pytest.raises(CLIConnectionError):
         asyncio.run(transport.connect())
     assert seen["cwd"] == str(tmp_path)
-    # and the one variable the reference adapter adds (dist/startup-failure.js, issue 49 point 2)
-    expected = {**seen["env"], "CLAUDE_CODE_STARTUP_FAILURE_RESULTS": "1"}
+    # and the two variables the reference adapter adds (dist/startup-failure.js, issue 49 point 2;
+    # dist/acp-agent.js "Opt-in to session state events", issue 50: the hold's idle fallback)
+    expected = {**seen["env"], "CLAUDE_CODE_STARTUP_FAILURE_RESULTS": "1", "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS": "1"}
     assert expected == cli_env(dict(os.environ), str(tmp_path), SDK_VERSION)
     assert seen["env"]["CLAUDE_CODE_ENTRYPOINT"] == "sdk-py" and "CLAUDECODE" not in seen["env"]
     assert "CLAUDE_AGENT_SDK_DERIVED_CLIENT_APP" not in seen["env"]

@@ -7,9 +7,13 @@ the steer. The end-to-end path on the real CLI: tests/e2e/test_steering.py."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
+import structlog.testing
+from acp import RequestError
+from acp.schema import PromptResponse
 from claude_agent_sdk import SystemMessage
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +23,7 @@ from lifecycle.agent.lanes import LaneParts, Lanes
 from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import Step, read
 from lifecycle.agent.steering import MAX_STEER_BYTES, Steering, SteerInvalid, parse_steer, steer_size
+from lifecycle.agent.steering import steer as answer_steer
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.events import Result
 from lifecycle.negotiation import ClientState
@@ -219,3 +224,67 @@ def test_a_held_result_opens_no_prediction_window() -> None:
     run(session, answered(STEER))
     steps, _ = run(session, PromptSuggestion("run the tests"))
     assert [u["sessionUpdate"] for s in steps for u in s.updates] == ["session_info_update"]
+
+
+class _Idle:
+    """A session with no running turn whose detached prompt ends as ``outcome``."""
+
+    id = "s1"
+
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+    async def steer(self, content: Any) -> str | None:
+        return None
+
+    async def run_prompt(self, content: Any) -> Any:
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+
+@pytest.mark.parametrize(
+    ("outcome", "failed"),
+    [
+        (RequestError(-32000, "Authentication required"), {"error_type": "RequestError", "error_code": -32000}),
+        (PromptResponse(stop_reason="end_turn", field_meta={"sessionFailure": {"id": "t1"}}), {"record": True}),
+        (PromptResponse(stop_reason="end_turn"), None),
+    ],
+)
+def test_a_started_new_turns_failure_is_an_error_in_the_log(outcome: Any, failed: dict[str, Any] | None) -> None:
+    """Issue 50 gap 3: the reference's ``startedNewTurn`` prompt is detached; its rejection is
+    ``logger.error("steered new turn failed")`` (``dist/acp-agent.js`` ``steer``), nothing else."""
+
+    async def go() -> list[dict[str, Any]]:
+        detached: set[asyncio.Future[Any]] = set()
+        with structlog.testing.capture_logs() as logs:
+            answer = await answer_steer(
+                {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}, lambda _: _Idle(outcome), detached
+            )
+            assert answer == {"outcome": "startedNewTurn"}
+            while detached:
+                await asyncio.sleep(0)
+        return logs
+
+    logs = asyncio.run(go())
+    errors = [e for e in logs if e["event"] == "steer.new_turn_failed"]
+    if failed is None:
+        assert errors == []
+    else:
+        (error,) = errors
+        assert error["log_level"] == "error" and {k: error[k] for k in failed} == failed
+        assert "Authentication required" not in str(error)  # never the text
+
+
+def test_a_steer_dropped_by_a_cancel_frees_the_result_held_for_it() -> None:
+    """The cancelled turn's result came while the steer was queued (held for it); Claude Code then
+    dropped the steer (``cancel_async_message``): nothing will answer it, the turn is over."""
+    session, steering = steered(STEER)
+    assert run(session, aborted(TURN), quiet=True) == ([], False)  # held for the steer
+    assert steering.dropped(STEER) is True
+    assert not steering.running() and steering.pending == frozenset()
+    assert steering.dropped(STEER) is False  # once
+    assert run(session, IDLE)[1] is False  # nothing left to release
+    # a drop with nothing held, or with another steer pending, frees nothing
+    session, steering = steered(STEER, STEER2)
+    assert steering.dropped(STEER) is False and steering.pending == frozenset({STEER2})

@@ -291,7 +291,8 @@ def test_an_approved_plan_is_a_markdown_plan_update_for_a_plan_client() -> None:
 
 def test_a_plain_client_gets_the_tools_structured_result_before_the_result() -> None:
     """The reference's ``PostToolUse`` report to a plain client (``renderer.js`` ``hookResult``):
-    ``_meta.claudeCode.toolResponse`` and ``toolName`` on an update of its own; AIR gets none here."""
+    ``_meta.claudeCode.toolResponse`` and ``toolName`` on an update of its own; AIR gets none here
+    (a Bash result has no ``status``/``isAsync`` marker: the next test)."""
     response = {"stdout": "hi", "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
 
     def updates(renderer: StreamRenderer, structured: Any) -> list[dict[str, Any]]:
@@ -309,3 +310,31 @@ def test_a_plain_client_gets_the_tools_structured_result_before_the_result() -> 
     assert plain[2]["status"] == "completed"
     assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p", air=True), response))
     assert not any("toolResponse" in str(u) for u in updates(StreamRenderer("/p"), None))
+
+
+def test_air_gets_only_the_status_and_async_markers_of_the_structured_result() -> None:
+    """The reference's ``hookResult`` for a client that keeps ``_meta`` (AIR; ``content.js``
+    ``toolResponseMarkers``): ``status`` and ``isAsync`` only, which AIR reads to tell a background
+    subagent's launch. The response is the shape of Claude Code 2.1.337's async ``Agent`` result."""
+    launched = {
+        "isAsync": True, "status": "async_launched", "agentId": "a1", "description": "Read the note",
+        "prompt": "Read note.txt", "outputFile": "/tmp/out", "canReadOutputFile": True,
+    }  # fmt: skip
+
+    def updates(renderer: StreamRenderer, structured: Any) -> list[dict[str, Any]]:
+        use = ToolUseBlock(id="t1", name="Agent", input={"prompt": "x", "description": "d"})
+        renderer.assistant(AssistantMessage(content=[use], model=MODEL))
+        done = ToolResultBlock(tool_use_id="t1", content="launched", is_error=False)
+        return renderer.user(UserMessage(content=[done], tool_use_result=structured))
+
+    air = updates(StreamRenderer("/p", air=True), launched)
+    assert air[1] == {
+        "_meta": {"claudeCode": {"toolResponse": {"status": "async_launched", "isAsync": True}, "toolName": "Agent"}},
+        "toolCallId": "t1",
+        "sessionUpdate": "tool_call_update",
+    }
+    # wrong types are no markers; with neither, no update
+    odd = updates(StreamRenderer("/p", air=True), {"status": 3, "isAsync": "yes"})
+    assert not any("toolResponse" in str(u) for u in odd)
+    only = updates(StreamRenderer("/p", air=True), {"isAsync": False})
+    assert only[1]["_meta"]["claudeCode"]["toolResponse"] == {"isAsync": False}

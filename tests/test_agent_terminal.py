@@ -12,6 +12,7 @@ import pytest
 from claude_agent_sdk import AssistantMessage, ToolResultBlock, ToolUseBlock, UserMessage
 
 from lifecycle.agent.stream import StreamRenderer
+from lifecycle.agent.terminal import MAX_BACKGROUND
 
 
 def ran(
@@ -26,7 +27,8 @@ def ran(
 
 
 def exit_of(updates: list[dict[str, Any]]) -> Any:
-    return updates[-1]["_meta"]["terminal_exit"]["exit_code"]
+    meta = updates[-1]["_meta"]
+    return meta["terminal_exit"]["exit_code"] if "terminal_exit" in meta else "running"
 
 
 @pytest.mark.parametrize(
@@ -37,7 +39,8 @@ def exit_of(updates: list[dict[str, Any]]) -> Any:
         ("boom", True, None, None, 1),  # a failure naming no code
         ("", False, {"stdout": "", "stderr": "", "interrupted": True}, None, 1),  # interrupted
         ("", False, {"stdout": "", "stderr": "", "returnCodeInterpretation": "No matches"}, None, 0),
-        ("Command running in background with ID: b1.", False, {"backgroundTaskId": "b1"}, None, 0),
+        # a command sent to the background: its terminal runs on (no exit yet); AIR's ends at once, 0
+        ("Command running in background with ID: b1.", False, {"backgroundTaskId": "b1"}, "running", 0),
     ],
 )
 def test_the_exit_code_as_the_reference_reads_it(
@@ -78,3 +81,51 @@ def test_a_command_closed_without_its_result_ends_its_terminal() -> None:
     (closed,) = renderer.close_open_tools()
     assert closed["status"] == "failed"
     assert closed["_meta"]["terminal_exit"] == {"terminal_id": "t9", "exit_code": None, "signal": None}
+
+
+def _exit(tool_id: str, **meta: Any) -> dict[str, Any]:
+    ended = {"terminal_id": tool_id, "exit_code": None, "signal": None}
+    return {"toolCallId": tool_id, "sessionUpdate": "tool_call_update", "_meta": {**meta, "terminal_exit": ended}}
+
+
+def test_a_background_commands_terminal_ends_with_its_task() -> None:
+    """The reference's ``SessionBackgroundWork.taskEnded`` (``dist/background-work.js``): the
+    terminal exits, with no exit code, at the task's end, once; by its notification, a terminal
+    ``task_updated`` patch or a level that no longer lists it."""
+    background = {"backgroundTaskId": "b1"}
+    for subtype, data in (
+        ("task_notification", {"task_id": "b1", "status": "completed"}),
+        ("task_updated", {"task_id": "b1", "patch": {"status": "failed"}}),
+        ("background_tasks_changed", {"tasks": [{"task_id": "other"}]}),
+    ):
+        renderer = StreamRenderer("/p", terminal=True)
+        ran(renderer, "Command running in background with ID: b1.", structured=background)
+        terminals = renderer.background_terminals
+        assert terminals.task_message("task_updated", {"task_id": "b1", "patch": {"status": "running"}}) == []
+        assert terminals.task_message("background_tasks_changed", {"tasks": [{"task_id": "b1"}]}) == []
+        assert terminals.task_message(subtype, data) == [_exit("t1")]
+        assert terminals.task_message("task_notification", {"task_id": "b1"}) == []  # once
+
+
+def test_a_background_task_that_ended_before_the_result_leaves_the_exit_on_it() -> None:
+    renderer = StreamRenderer("/p", terminal=True)
+    assert renderer.background_terminals.task_message("task_notification", {"task_id": "b1"}) == []
+    updates = ran(renderer, "Command running in background with ID: b1.", structured={"backgroundTaskId": "b1"})
+    assert exit_of(updates) is None
+
+
+def test_a_subagents_background_terminal_names_its_parent_and_the_terminals_are_bounded() -> None:
+    renderer = StreamRenderer("/p", terminal=True)
+    renderer.background_terminals.keep_running(
+        [{"_meta": {"terminal_exit": {"terminal_id": "t2"}}}], {"backgroundTaskId": "b2"}, "toolu_agent"
+    )
+    exits = renderer.background_terminals.task_message("task_notification", {"task_id": "b2"})
+    assert exits == [_exit("t2", claudeCode={"parentToolUseId": "toolu_agent"})]
+    for i in range(MAX_BACKGROUND + 5):
+        renderer.background_terminals.keep_running(
+            [{"_meta": {"terminal_exit": {"terminal_id": f"t{i}"}}}], {"backgroundTaskId": f"b{i}"}, None
+        )
+    assert len(renderer.background_terminals.running) == MAX_BACKGROUND
+    # malformed task messages change nothing
+    assert renderer.background_terminals.task_message("background_tasks_changed", {"tasks": "x"}) == []
+    assert renderer.background_terminals.task_message("task_notification", {"task_id": 7}) == []

@@ -78,6 +78,10 @@ _SESSION_STATE_ENV: Final = "CLAUDE_CODE_SDK_READS_SESSION_STATE"
 #: Claude Code writes a start-up failure as an error result with its reason (the reference's
 #: ``STARTUP_FAILURE_RESULTS_ENV``, ``dist/startup-failure.js``).
 STARTUP_FAILURE_RESULTS_ENV: Final = "CLAUDE_CODE_STARTUP_FAILURE_RESULTS"
+#: Claude Code reports its session state (``session_state_changed``: running, idle) to the agent,
+#: as the reference adapter asks it to (without it the Claude SDK drops the frames it asked for):
+#: the hold and steering lanes end a turn at its ``idle``.
+SESSION_STATE_EVENTS_ENV: Final = "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS"
 # Options :func:`cli_argv` renders (anything else: no early launch).
 _KNOWN: Final = frozenset(
     {
@@ -232,9 +236,10 @@ def cli_argv(cli: str, options: Mapping[str, Any]) -> list[str] | None:
 
 def cli_env(environ: Mapping[str, str], cwd: str, sdk_version: str) -> dict[str, str]:
     """Claude Code's environment as the Claude SDK sets it (no ``env`` option, no client app
-    label, no active trace), and, as the reference adapter sets it, ``CLAUDE_CODE_STARTUP_FAILURE_RESULTS``:
-    a Claude Code that cannot start writes an error result with its ``startup_failure_reason``
-    before it exits (the agent answers with it: :mod:`lifecycle.agent.startup_failures`)."""
+    label, no active trace), and, as the reference adapter sets them, ``CLAUDE_CODE_STARTUP_FAILURE_RESULTS``
+    (a Claude Code that cannot start writes an error result with its ``startup_failure_reason``
+    before it exits: the agent answers with it, :mod:`lifecycle.agent.startup_failures`) and
+    ``CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS`` (its ``session_state_changed`` frames reach the agent)."""
     env = {k: v for k, v in environ.items() if k != "CLAUDECODE"}
     env[_ENTRYPOINT[0]] = _ENTRYPOINT[1]
     env[_SDK_VERSION_ENV] = sdk_version
@@ -243,6 +248,7 @@ def cli_env(environ: Mapping[str, str], cwd: str, sdk_version: str) -> dict[str,
         env[_SESSION_STATE_ENV] = "1"
     env["PWD"] = cwd
     env[STARTUP_FAILURE_RESULTS_ENV] = "1"
+    env[SESSION_STATE_EVENTS_ENV] = "1"
     return env
 
 

@@ -19,6 +19,12 @@ Rules
   replay says what happened, not that it runs); a result's structured form (the SDK's
   ``tool_use_result``: an ``Edit``'s per-hunk diff) is not in what ``get_session_messages``
   returns, so a result shows its ``tool_result`` content and the diff stays the tool call's.
+* A client that draws terminal cards (``_meta.terminal_output``) gets a command's replayed tool
+  call as its terminal card, as live (:mod:`lifecycle.agent.terminal`; the reference replays with
+  the client's tool-call capabilities): its output as ``terminal_output``, its end as
+  ``terminal_exit`` with the exit code its result text gives (no structured result is stored),
+  the end with the terminal marker as its content again (the reference's replay has no field
+  tracker to leave it out).
 * Only the top-level transcript: a subagent's or sidechain message adds nothing (as the ledger).
 * A tool call the history never ends (Claude Code stopped during it) is ``failed`` at the end of
   the replay: no tool call is left running, as live.
@@ -42,6 +48,7 @@ from typing import Any, Final
 from ..events import HistoryLoaded
 from ..history import history_entry
 from .stream import StreamRenderer
+from .terminal import terminal_content
 
 __all__ = ["Replayed", "replay"]
 
@@ -79,15 +86,23 @@ def _blocks(message: Mapping[str, Any]) -> list[Any]:
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
+def _replayed_end(update: dict[str, Any]) -> dict[str, Any]:
+    """A terminal's end replayed carries the terminal marker again, as the reference's replay
+    does (it renders with no field tracker to leave the unchanged content out)."""
+    meta = update.get("_meta")
+    return terminal_content(update) if isinstance(meta, Mapping) and "terminal_exit" in meta else update
+
+
 def _running(update: Mapping[str, Any]) -> bool:
     """A status-only ``in_progress`` update (not replayed)."""
     return update.get("status") == "in_progress" and set(update) <= _STATUS_ONLY
 
 
-def replay(stored: Iterable[object], cwd: str) -> Iterator[Replayed]:
+def replay(stored: Iterable[object], cwd: str, *, terminal: bool = False, air: bool = False) -> Iterator[Replayed]:
     """The replay of ``stored`` (``get_session_messages`` entries, oldest first), message by
-    message (see the module); ``cwd``: the session's folder (titles name paths relative to it)."""
-    renderer = StreamRenderer(cwd)
+    message (see the module); ``cwd``: the session's folder (titles name paths relative to it);
+    ``terminal``, ``air``: the client's, as for the live renderer (a command is a terminal card)."""
+    renderer = StreamRenderer(cwd, terminal=terminal, air=air)
     for item in stored:
         entry = history_entry(item)
         history = HistoryLoaded(entries=(entry,) if entry is not None else ())
@@ -107,7 +122,7 @@ def replay(stored: Iterable[object], cwd: str) -> Iterator[Replayed]:
                 before = [u for u in updates if u.get("sessionUpdate") == _THOUGHT]
                 after = [u for u in updates if u.get("sessionUpdate") != _THOUGHT]
             else:
-                after = [u for u in renderer.user(_Message(_blocks(message))) if not _running(u)]
+                after = [_replayed_end(u) for u in renderer.user(_Message(_blocks(message))) if not _running(u)]
         except Exception:  # a transcript the renderer cannot read: its text still replays
             before, after = [], []
         yield Replayed(before, history, after)

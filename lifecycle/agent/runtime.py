@@ -195,6 +195,11 @@ class _Runtime:
         """No turn in flight (the last prompt's result arrived)."""
         return self._idle.is_set()
 
+    def turn_over(self) -> None:
+        """The turn Claude was working on is over although no message ended it (its result was
+        held for a steer Claude Code then dropped: :meth:`lifecycle.agent.session._Session.cancel`)."""
+        self._idle.set()
+
     async def wait_idle(self, timeout: float) -> bool:
         try:
             await asyncio.wait_for(self._idle.wait(), timeout)
@@ -246,6 +251,17 @@ class _Runtime:
         )
         title = answer.get("title") if isinstance(answer, dict) else None
         return title if isinstance(title, str) else None
+
+    async def drop_queued(self, message_uuid: str) -> bool:
+        """Ask Claude Code to drop the user message ``message_uuid`` it still has queued
+        (``cancel_async_message``, the control request the reference adapter sends before its
+        interrupt: Claude Code keeps queued messages through an interrupt and runs them next).
+        Whether Claude Code dropped it (False: it had dequeued it already, or cannot)."""
+        send = sdk.control_request_sender(self._client)
+        if send is None:
+            return False
+        answer = await send({"subtype": "cancel_async_message", "message_uuid": message_uuid})
+        return isinstance(answer, dict) and answer.get("cancelled") is True
 
     async def get_usage(self) -> object:
         """Claude Code's usage reading (``get_usage``, the control request of the reference

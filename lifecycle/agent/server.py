@@ -431,7 +431,7 @@ class ClaudeAcpAgent:
         )
         # Replayed through the fresh ledger before the answer (spec: session/load), one stored
         # message at a time, with the thinking and tool calls it showed live (.replay).
-        for step in replay(stored, cwd):
+        for step in replay(stored, cwd, terminal=self._client.terminal_output, air=self._client.air):
             await session.show(step.before)
             if step.history.entries:
                 await session.feed(step.history)

@@ -121,6 +121,7 @@ class _Session:
         self.current_turn: str | None = None
         self._sent_turn: str | None = None  # the turn whose user message was written to Claude Code
         self._queued_steers: list[tuple[str, PromptContent]] = []  # steers waiting for that write
+        self._dropping: set[asyncio.Future[None]] = set()  # cancel_async_message requests in flight
         self.closed = False
         self._started = False  # a runtime was started (or tried): the next one is a replacement
         self._starting = asyncio.Lock()  # held while a runtime starts (a choice waits for it to run)
@@ -595,14 +596,39 @@ class _Session:
         for turn in started:
             if turn != self.current_turn:
                 continue
+            rt = self.runtime
+            if rt is not None and rt.alive:
+                await self._drop_steers(rt)
             await self.feed(Cancelled())
             self.hold.drop()  # a prompt held for its subagents ends cancelled
-            rt = self.runtime
             if rt is not None and rt.alive:
                 try:
                     await asyncio.wait_for(rt.interrupt(), 10)
                 except Exception as exc:  # a timeout too
                     log.warning("runtime.interrupt_failed", session_id=self.id, error_type=type(exc).__name__)
+
+    async def _drop_steers(self, rt: _Runtime) -> None:
+        """Before the cancel withdraws the open questions (Claude Code then ends the turn and
+        takes its queue) and before the interrupt, the turn's steers Claude Code still has queued
+        are dropped: a ``later`` steer would otherwise run after the cancel, a model request for a
+        cancelled turn (the reference's ``dropQueuedMessages``). The requests are written now and
+        their answers not awaited (a wedged Claude Code must not hold up the cancel); a steer
+        Claude Code already took runs on, and shows nothing."""
+        for steer_id in self.steering.pending:
+            task = asyncio.ensure_future(self._drop_steer(rt, steer_id))
+            self._dropping.add(task)
+            task.add_done_callback(self._dropping.discard)
+        await asyncio.sleep(0)  # the requests' writes start before the cancel's own
+
+    async def _drop_steer(self, rt: _Runtime, steer_id: str) -> None:
+        try:
+            dropped = await asyncio.wait_for(rt.drop_queued(steer_id), 10)
+        except Exception as exc:  # a timeout too
+            log.warning("steer.drop_failed", session_id=self.id, steer_id=steer_id, error_type=type(exc).__name__)
+            return
+        if dropped and self.steering.dropped(steer_id):
+            rt.turn_over()  # the cancelled turn's result came while the steer was still queued
+        log.info("steer.dropped", session_id=self.id, steer_id=steer_id, dropped=dropped)
 
     async def cancel_child(self, child_id: str) -> None:
         """``session/cancel`` of a child session of this one (:mod:`lifecycle.agent.subagents`):

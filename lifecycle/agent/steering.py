@@ -18,7 +18,10 @@ Rules
 * With no turn running, the reference's answers: ``{"outcome": "promptRequired", "reason":
   "noRunningTurn"}`` for a client that asked for it (``idleBehavior: "promptRequired"``: the text
   stays the client's, to send as a ``session/prompt``), else ``{"outcome": "startedNewTurn"}``
-  and the text runs as a prompt whose answer nobody awaits (the reference's default).
+  and the text runs as a prompt whose answer nobody awaits (the reference's default). Its
+  failure is reported as the reference reports it: an error line in the agent's log
+  (``steer.new_turn_failed``, with the JSON-RPC code, or ``record`` for the answer's failure
+  record that no client receives), never in a ``PromptResponse``.
 * The lane (:class:`Steering`, after own turns in :data:`lifecycle.agent.lanes.LANES`): Claude
   Code answers a steer by ending the cycle it interrupts with a result of its own (an
   ``error_during_execution`` result, ``terminal_reason`` ``aborted_streaming``, naming the
@@ -142,6 +145,15 @@ class Steering:
         """The steer could not be written: no result will answer it."""
         self._pending.discard(steer_id)
 
+    def dropped(self, steer_id: str) -> bool:
+        """Claude Code dropped the queued steer (a cancel): no result will answer it. Whether that
+        leaves a held result waiting for nothing (it is forgotten: the cancelled turn is over)."""
+        self._pending.discard(steer_id)
+        if self._pending or self._held is None:
+            return False
+        self._held, self._open = None, False
+        return True
+
     @property
     def pending(self) -> frozenset[str]:
         """The steers no result answered yet."""
@@ -231,12 +243,22 @@ async def steer(
 
 
 def _detached_done(task: asyncio.Future[Any], detached: set[asyncio.Future[Any]], session_id: str) -> None:
-    """A prompt a steer started (nobody awaits its answer): its end is logged."""
+    """A prompt a steer started (nobody awaits its answer): its end is logged, a failure as an
+    error, as the reference reports it ("steered new turn failed", ``logger.error`` of the
+    detached prompt's rejection): its JSON-RPC code, or, for a client that takes records, that
+    the answer carried one (its ``_meta``); never the text."""
     detached.discard(task)
     if task.cancelled():
         return
     exc = task.exception()
     if exc is None:
-        log.info("steer.new_turn_end", session_id=session_id, stop_reason=getattr(task.result(), "stop_reason", None))
+        response = task.result()
+        stop_reason = getattr(response, "stop_reason", None)
+        if getattr(response, "field_meta", None):  # the turn's failure record: nobody receives it
+            log.error("steer.new_turn_failed", session_id=session_id, stop_reason=stop_reason, record=True)
+        log.info("steer.new_turn_end", session_id=session_id, stop_reason=stop_reason)
     else:
+        code = getattr(exc, "code", None)
+        log.error("steer.new_turn_failed", session_id=session_id, error_type=type(exc).__name__,
+                  error_code=code if isinstance(code, int) else None)  # fmt: skip
         log.info("steer.new_turn_end", session_id=session_id, error_type=type(exc).__name__)

@@ -68,7 +68,7 @@ from typing import Any, Final
 
 from ..intents import text_update
 from . import tool_calls
-from .terminal import COMMANDS, terminal_closed, terminal_content, terminal_result
+from .terminal import COMMANDS, BackgroundTerminals, terminal_closed, terminal_content, terminal_result
 
 __all__ = ["MAX_MESSAGE_ID", "MAX_STREAMED_CHARS", "MAX_TOOLS", "StreamRenderer", "TurnUsage"]
 
@@ -177,6 +177,7 @@ class StreamRenderer:
         self.cwd = cwd
         self.terminal = terminal
         self.air = air
+        self.background_terminals = BackgroundTerminals()  # commands' terminals kept running (terminal.py)
         self.plan = plan
         self._streamed = {_TEXT: "", _THOUGHT: ""}  # top-level deltas not yet consolidated
         self._tools: OrderedDict[str, _Tool] = OrderedDict()
@@ -363,9 +364,13 @@ class StreamRenderer:
             if not never_ran and (tool is None or not (tool.running or tool.refused)):
                 updates.append(_stamped(tool_calls.tool_call_progress(tool_id, "in_progress"), tool))
             data = structured if isinstance(structured, Mapping) and len(results) == 1 else None
-            if data is not None and not self.air:  # the reference's PostToolUse report (not AIR's)
+            if data is not None and not self.air:  # the reference's PostToolUse report
                 updates.append(_stamped(tool_calls.tool_response_update(tool_id, name, data), tool))
+            elif data is not None and (markers := tool_calls.tool_response_markers(tool_id, name, data)):
+                updates.append(_stamped(markers, tool))  # AIR's: the status and isAsync markers only
             ended = self._terminal_result(tool_id, name, _get(block, "content"), is_error, data)
+            if ended is not None and not self.air:  # a command sent to the background runs on
+                self.background_terminals.keep_running(ended, data, tool.parent if tool is not None else None)
             if ended is not None:
                 updates.extend(_stamped(update, tool) for update in ended)
                 continue

@@ -26,6 +26,17 @@ Rules
   client (:func:`lifecycle.agent.tool_calls.tool_call_result`).
 * A command's tool call that the turn closes without its result ends its terminal too
   (``terminal_exit`` with ``exit_code`` ``null``, ``1`` for AIR).
+* A command that went to the background (its structured result names a ``backgroundTaskId``)
+  keeps its terminal running (:class:`BackgroundTerminals`, the reference's
+  ``withRunningTerminal`` and ``SessionBackgroundWork.taskEnded``): its result's end update has
+  no ``terminal_exit``, and the terminal ends when its task ends (``task_notification``, a
+  ``task_updated`` whose status is ``completed``, ``failed`` or ``killed``, or a
+  ``background_tasks_changed`` level that no longer lists it) with a ``tool_call_update`` of
+  nothing but ``_meta.terminal_exit`` (``exit_code`` ``null``: Claude Code reports none for a
+  background command; the subagent's ``claudeCode.parentToolUseId`` when it ran in one). A task
+  that ended before the command's result leaves the result's ``terminal_exit`` as it is. The
+  output is not streamed meanwhile: the reference reads a background command's output file only
+  for an ACP v2 session that lists its background work. Not for AIR (the reference's choice).
 * Every other client keeps the ````console`` text block.
 
 Theory of operation
@@ -43,10 +54,17 @@ from typing import Any, Final
 
 from . import tool_calls
 
-__all__ = ["COMMANDS", "terminal_closed", "terminal_content", "terminal_result"]
+__all__ = [
+    "COMMANDS", "MAX_BACKGROUND", "BackgroundTerminals", "terminal_closed", "terminal_content", "terminal_result",
+]  # fmt: skip
 
 #: The tools whose calls are commands (the reference's ``facts.command``).
 COMMANDS: Final = frozenset({"Bash", "PowerShell"})
+#: How many running background terminals (and ended tasks) a session remembers (a hostile stream
+#: cannot grow them).
+MAX_BACKGROUND: Final = 256
+#: A ``task_updated`` patch status that ends the task.
+_ENDED: Final = frozenset({"completed", "failed", "killed"})
 #: The start of a failed command's result text naming its exit code (bash.js ``failureExitCode``).
 _EXIT_CODE: Final = re.compile(r"Exit code (\d+)(?:\n|$)")
 
@@ -121,3 +139,62 @@ def terminal_closed(update: dict[str, Any], *, air: bool) -> dict[str, Any]:
         ended = {"terminal_id": tool_id, "exit_code": 1 if air else None, "signal": None}
         update["_meta"] = {**(update.get("_meta") or {}), "terminal_exit": ended}
     return update
+
+
+class BackgroundTerminals:
+    """The terminals of the commands that went to the background, running until their task ends
+    (see the module)."""
+
+    __slots__ = ("ended", "running")
+
+    def __init__(self) -> None:
+        self.running: dict[str, tuple[str, str | None]] = {}  # task id -> (tool use id, parent tool use)
+        self.ended: dict[str, None] = {}  # tasks whose end came (insertion order, bounded)
+
+    def keep_running(self, ended: list[dict[str, Any]], structured: Any, parent: str | None) -> None:
+        """``ended`` (a command's result updates, :func:`terminal_result`) for a command that went to
+        the background: its terminal stays running (no ``terminal_exit``) until its task ends."""
+        task = structured.get("backgroundTaskId") if isinstance(structured, Mapping) else None
+        if not isinstance(task, str) or not task or task in self.ended or not ended:
+            return
+        end = ended[-1]
+        meta = dict(end.get("_meta") or {})
+        exit_ = meta.pop("terminal_exit", None)
+        if not isinstance(exit_, Mapping):
+            return
+        end["_meta"] = meta
+        self.running[task] = (str(exit_.get("terminal_id")), parent)
+        if len(self.running) > MAX_BACKGROUND:
+            del self.running[next(iter(self.running))]
+
+    def task_message(self, subtype: str | None, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The ``terminal_exit`` updates a task message (``task_notification``, ``task_updated``,
+        ``background_tasks_changed``) brings: the terminals whose task ended."""
+        if subtype == "background_tasks_changed":
+            tasks = data.get("tasks")
+            if not isinstance(tasks, list):
+                return []
+            listed = {t.get("task_id") for t in tasks if isinstance(t, Mapping)}
+            return [u for task in list(self.running) if task not in listed for u in self._end(task)]
+        task = data.get("task_id")
+        if not isinstance(task, str):
+            return []
+        if subtype == "task_notification":
+            return self._end(task)
+        patch = data.get("patch")
+        if subtype == "task_updated" and isinstance(patch, Mapping) and patch.get("status") in _ENDED:
+            return self._end(task)
+        return []
+
+    def _end(self, task: str) -> list[dict[str, Any]]:
+        self.ended.pop(task, None)
+        self.ended[task] = None
+        if len(self.ended) > MAX_BACKGROUND:
+            del self.ended[next(iter(self.ended))]
+        running = self.running.pop(task, None)
+        if running is None:
+            return []
+        terminal_id, parent = running
+        meta: dict[str, Any] = {"claudeCode": {"parentToolUseId": parent}} if parent else {}
+        meta["terminal_exit"] = {"terminal_id": terminal_id, "exit_code": None, "signal": None}
+        return [{"toolCallId": terminal_id, "sessionUpdate": "tool_call_update", "_meta": meta}]

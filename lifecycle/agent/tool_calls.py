@@ -46,7 +46,7 @@ from typing import Any, Final
 
 __all__ = [
     "bounded_text", "command_output", "plan_update", "tool_call_progress", "tool_call_result", "tool_call_start",
-    "tool_kind", "tool_response_update",
+    "tool_kind", "tool_response_markers", "tool_response_update",
 ]  # fmt: skip
 
 #: Characters of one shown text: a file, a command's output, one side of a diff.
@@ -152,6 +152,23 @@ def tool_response_update(tool_use_id: str, name: str, response: Mapping[str, Any
     and ``toolName``), bounded as ``rawOutput`` is (:data:`MAX_RAW`)."""
     response_meta = {"toolResponse": _raw(response, _Budget(MAX_RAW)), "toolName": _cap(name, MAX_TITLE)}
     return {"_meta": {"claudeCode": response_meta}, "toolCallId": _id(tool_use_id), "sessionUpdate": "tool_call_update"}
+
+
+def tool_response_markers(tool_use_id: str, name: str, response: Mapping[str, Any]) -> dict[str, Any] | None:
+    """For JetBrains AIR, the reference's ``hookResult`` for a client that keeps a tool call's
+    ``_meta`` (``content.js`` ``toolResponseMarkers``): only ``status`` (a string) and ``isAsync``
+    (a boolean) of the structured result, which AIR reads to tell an async subagent's launch; None
+    when it has neither (no update)."""
+    status, is_async = response.get("status"), response.get("isAsync")
+    markers: dict[str, Any] = {}
+    if isinstance(status, str):
+        markers["status"] = _cap(status, MAX_TITLE)
+    if isinstance(is_async, bool):
+        markers["isAsync"] = is_async
+    if not markers:
+        return None
+    meta = {"toolResponse": markers, "toolName": _cap(name, MAX_TITLE)}
+    return {"_meta": {"claudeCode": meta}, "toolCallId": _id(tool_use_id), "sessionUpdate": "tool_call_update"}
 
 
 def bounded_text(text: str) -> str:

@@ -222,11 +222,14 @@ def translate(
             steps.extend(_startup_failures(mcp, message))
             updates = renderer.compacted(sdk)
         event = _event(sdk_system, message)
+    # a background command's terminal ends with its task, also in a cancelled turn (terminal.py)
+    exits = [] if kind is Kind.SUGGESTION else renderer.background_terminals.task_message(message.subtype, message.data)
     if quiet:
         updates = []
         if isinstance(event, TURN_EVENTS):
             log.info("runtime.cancelled_turn_event_dropped", kind=kind.value)
             event = None
+    updates = updates + exits
     if updates or event is not None:
         steps.append(Step(updates, event))
     return steps, kind is Kind.RESULT

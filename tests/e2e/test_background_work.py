@@ -216,9 +216,9 @@ def test_a_background_subagents_answer_is_in_the_turn_a_new_prompt_or_a_cancel_e
             return text_reply("A subagent is reading it.")
 
         def sub_answer(request: RequestRecord) -> Any:
-            # The subagent answers once the prompt's own last request is being answered: a subagent
-            # that ends before the prompt's result holds nothing (hold.py), and under load its two
-            # requests could otherwise both beat the prompt's second one.
+            # The subagent answers once the prompt's own last request is being answered: this case
+            # is the subagent that outlives the prompt's result (the one that ends before it is
+            # test_a_subagent_that_ends_before_the_prompts_result_still_has_its_report_in_the_turn).
             main_answered.wait(60)
             return text_reply("hello")
 
@@ -277,6 +277,98 @@ def test_a_background_subagents_answer_is_in_the_turn_a_new_prompt_or_a_cancel_e
             await run.conn.cancel(session_id=run.sid)
             assert (await asyncio.wait_for(fourth, 60)).stop_reason == "cancelled"
             release.set()
+            assert run.records() == []
+
+    run_async(go())
+
+
+SUB_FAST = "Read note.txt quickly (a subagent that ends before the prompt's result)."
+
+
+def test_a_subagent_that_ends_before_the_prompts_result_still_has_its_report_in_the_turn(tmp_path: Path) -> None:
+    """Issue 50 (gap 1). The prompt's last request is answered only once Claude Code has reported
+    the background subagent's end (the gate): the subagent ended before the prompt's result.
+
+    * First prompt: the model answers with text, so Claude Code reports the subagent in a turn of
+      its own after the prompt's result. The reference adapter 0.101.0 answers the prompt at its
+      result there (``turnAwaitingSubagents`` sees no live subagent) and the report comes after
+      the answer; ours holds the prompt until the report (docs/parity: "A background subagent
+      that ends before the prompt's result").
+    * Second prompt: the model's last-but-one answer is a tool call, so Claude Code gives the
+      model the subagent's notification inside the prompt's turn and starts no turn of its own:
+      the prompt is answered when Claude Code goes idle (the reference's idle fallback,
+      ``settleDeferredIfDrained``), not left open. One agent, both prompts."""
+
+    async def go() -> None:
+        cwd = tmp_path / "project"
+        box: dict[str, Any] = {}
+
+        def after_the_subagent_ended(reply: Any) -> Any:
+            def answer(request: RequestRecord) -> Any:
+                ended = len(box["ended"]) + 1
+                deadline = time.monotonic() + 60  # (a bound for a broken agent, not a timing)
+                while time.monotonic() < deadline:
+                    events = [e.get("event") for e in box["run"].workspace.log()]
+                    if events.count("prompt.subagent_ended") >= ended:
+                        break
+                    time.sleep(0.05)
+                box["ended"].append(ended)
+                return reply
+
+            return answer
+
+        def agent_call(tool_id: str) -> Any:
+            return tool_turn(
+                tool_use(
+                    "Agent", tool_id, description="Read the note", prompt=SUB_FAST,
+                    subagent_type="general-purpose", run_in_background=True,
+                )
+            )  # fmt: skip
+
+        main = Script(
+            agent_call("toolu_fast_1"),
+            after_the_subagent_ended(text_reply("A subagent read it.")),
+            agent_call("toolu_fast_2"),
+            after_the_subagent_ended(tool_turn(tool_use("Read", "toolu_main_read", file_path=f"{cwd}/note.txt"))),
+            text_reply("Both of us read it: hello."),
+        )
+        sub = Script(
+            tool_turn(tool_use("Read", "toolu_fast_read_1", file_path=f"{cwd}/note.txt")),
+            text_reply("hello"),
+            tool_turn(tool_use("Read", "toolu_fast_read_2", file_path=f"{cwd}/note.txt")),
+            text_reply("hello"),
+        )
+        lanes = Lanes(main, sub=sub, sub_prompt=SUB_FAST, notified=text_reply("The subagent reports: hello."))
+        async with agent(
+            tmp_path, lanes, select("allow-once"), project=lambda p: (p / "note.txt").write_text("hello\n")
+        ) as run:  # type: ignore[arg-type]
+            box.update(run=run, ended=[])
+            assert (await run.prompt("have a fast background subagent read the note")).stop_reason == "end_turn"
+            assert box["ended"] == [1]  # the gate was passed: the subagent had ended
+            # (an AIR client, the harness's default) The Agent call's structured result as AIR gets
+            # it from the reference (issue 50 gap 4; content.js toolResponseMarkers): only the
+            # status and isAsync markers that tell a background subagent's launch.
+            responses = [
+                u["_meta"]["claudeCode"]["toolResponse"]
+                for u in run.tool("toolu_fast_1")
+                if "toolResponse" in (u.get("_meta") or {}).get("claudeCode", {})
+            ]
+            assert responses == [{"status": "async_launched", "isAsync": True}]
+            # Claude Code's own turn reported it, and that report is inside the prompt's turn.
+            notified = [r for r in run.api.message_requests if NOTIFICATION in last_user_text(r)]
+            assert len(notified) == 1
+            assert chunk_index(run, "A subagent read it.") < chunk_index(run, "The subagent reports: hello.")
+            assert chunk_index(run, "The subagent reports: hello.") < response_index(run, 0)
+            # The second prompt: the notification went into the prompt's own next request (no
+            # turn of Claude Code's own), and the prompt is answered all the same.
+            requests = len(run.api.message_requests)
+            response = await asyncio.wait_for(run.prompt("and once more, while you read it too"), 90)
+            assert response.stop_reason == "end_turn"
+            assert box["ended"] == [1, 2]
+            later = run.api.message_requests[requests:]
+            assert not any(r.body and NOTIFICATION in last_user_text(r) for r in later)  # no own turn
+            assert any(NOTIFICATION in json.dumps(r.body) for r in later if "toolu_main_read" in json.dumps(r.body))
+            assert chunk_index(run, "Both of us read it: hello.") < response_index(run, 1)
             assert run.records() == []
 
     run_async(go())

@@ -18,6 +18,8 @@ is held against the reference by tests/e2e/test_reference_oracle_tools.py.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,13 @@ import pytest
 
 from .fakeapi import text_reply
 from .harness import Script, agent, run_async, tool_turn, tool_use
+
+
+async def until(check: Any, what: Any, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds  # (a bound for a broken agent, not a timing)
+    while not check():
+        assert time.monotonic() < deadline, what()
+        await asyncio.sleep(0.05)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -128,5 +137,62 @@ def test_bash_is_a_terminal_card_and_an_approved_plan_a_markdown_plan(tmp_path: 
             kinds = [(u["sessionUpdate"], u.get("toolCallId"), u.get("status")) for u in run.updates()]
             at = kinds.index(("plan_update", None, None))
             assert kinds[at - 1] == ("tool_call_update", "toolu_plan", "completed")
+            # A command sent to the background: its terminal runs on past the launch (the result's
+            # end has no terminal_exit) and ends when its task ends, with no exit code (the
+            # reference's withRunningTerminal and SessionBackgroundWork.taskEnded, background-work.js;
+            # it sent these two frames for the same script, run side by side on 2026-12-07).
+            await run.conn.set_session_mode(session_id=run.sid, mode_id="default")
+            script.add(
+                tool_turn(
+                    tool_use("Bash", "toolu_bg_term", command="sleep 1; echo bg-term", description="Later",
+                             run_in_background=True)
+                ),
+                text_reply("It runs."),
+            )  # fmt: skip
+            script.add(text_reply("The job printed bg-term."))  # Claude Code's own turn for its end
+            assert (await run.prompt("run it in the background")).stop_reason == "end_turn"
+            launched = run.tool("toolu_bg_term")
+            assert launched[-1] == {
+                "toolCallId": "toolu_bg_term", "status": "completed", "_meta": {"claudeCode": {"toolName": "Bash"}},
+                "sessionUpdate": "tool_call_update",
+            }  # fmt: skip
+            assert launched[-2]["_meta"]["terminal_output"]["data"].startswith("Command running in background")
+            exit_ = {
+                "toolCallId": "toolu_bg_term", "sessionUpdate": "tool_call_update",
+                "_meta": {"terminal_exit": {"terminal_id": "toolu_bg_term", "exit_code": None, "signal": None}},
+            }  # fmt: skip
+            await until(lambda: exit_ in run.tool("toolu_bg_term"), lambda: run.tool("toolu_bg_term"))
+            assert run.tool("toolu_bg_term").count(exit_) == 1
+            # session/load replays each command as its terminal card: the frames the reference
+            # replayed for the same command and client (run side by side on 2026-12-07, CLI
+            # 2.1.337, less its non-schema ``name`` key: docs/parity), the exit code read from
+            # the stored result text.
+            start = len(run.frames)
+            await run.conn.load_session(cwd=str(run.workspace.cwd), session_id=run.sid, mcp_servers=[])
+            replayed = [
+                m["params"]["update"]
+                for _, m in run.frames[start:]
+                if m.get("method") == "session/update" and m["params"]["update"].get("toolCallId") == "toolu_bad"
+            ]
+            assert replayed == [
+                {
+                    "_meta": {"claudeCode": {"toolName": "Bash"}, "terminal_info": {"terminal_id": "toolu_bad"}},
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call",
+                    "rawInput": {"command": "echo oops; exit 3", "description": "Fail"}, "status": "pending",
+                    "title": "echo oops; exit 3", "kind": "execute", "content": terminal("toolu_bad"),
+                },
+                {
+                    "_meta": {"terminal_output": {"terminal_id": "toolu_bad", "data": "Exit code 3\noops"}},
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call_update",
+                },
+                {
+                    "_meta": {
+                        "claudeCode": {"toolName": "Bash"},
+                        "terminal_exit": {"terminal_id": "toolu_bad", "exit_code": 3, "signal": None},
+                    },
+                    "toolCallId": "toolu_bad", "sessionUpdate": "tool_call_update", "status": "failed",
+                    "content": terminal("toolu_bad"),
+                },
+            ]  # fmt: skip
 
     run_async(go())

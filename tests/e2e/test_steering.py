@@ -285,8 +285,8 @@ def test_a_skill_found_mid_session_refreshes_the_commands(agents: Callable[..., 
 
 def test_a_steer_waits_for_an_open_question_and_a_cancel_leaves_the_session_usable(tmp_path: Path) -> None:
     """While a permission question is open the steer goes at priority ``later`` (the reference's:
-    interrupting the callback would withdraw the client's question); a cancel then ends the turn,
-    and the next prompt runs at once: the steer Claude Code dropped holds nothing up."""
+    interrupting the callback would withdraw the client's question); a cancel then ends the turn
+    and drops the queued steer (no model request for it), and the next prompt runs at once."""
 
     async def go() -> None:
         script = Script(tool_turn(tool_use("Write", "toolu_w", file_path="{cwd}/new.txt", content="x\n")))
@@ -304,15 +304,24 @@ def test_a_steer_waits_for_an_open_question_and_a_cancel_leaves_the_session_usab
             assert (await asyncio.wait_for(prompt, 30)).stop_reason == "cancelled"
             assert not (run.workspace.cwd / "new.txt").exists()  # never allowed
             cancelled = len(run.incoming())
-            # Claude Code still answers the steer after the interrupt (CLI 2.1.337: its cycle runs,
-            # "make it y" reaches the model): that is the cancelled turn's, and shows nothing. The
-            # next prompt waits for it and gets the one answer of its own.
+            # The steer Claude Code still had queued was dropped before the interrupt (issue 50
+            # gap 3; the reference's dropQueuedMessages: cancel_async_message): without that,
+            # Claude Code 2.1.337 runs it after the interrupt, one model request for a cancelled
+            # turn. The next prompt gets the one answer of its own.
+            def dropped() -> list[Any]:
+                return [e.get("dropped") for e in run.workspace.log() if e.get("event") == "steer.dropped"]
+
+            deadline = time.monotonic() + 30  # (the cancel is answered before Claude Code's reply comes)
+            while not dropped() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert dropped() == [True]
             response = await asyncio.wait_for(run.prompt("and now something else"), 60)
             assert response.stop_reason == "end_turn"
             after = [m["params"]["update"] for m in run.incoming()[cancelled:] if m.get("method") == "session/update"]
             shown = [u["content"]["text"] for u in after if u["sessionUpdate"] == "agent_message_chunk"]
             assert shown == ["Nothing more to do."]  # the script's answer to every later request
-            assert any("make it y" in user_texts(r) for r in run.api.message_requests)
+            assert not any("make it y" in user_texts(r) for r in run.api.message_requests)
+            assert len(run.api.message_requests) == 2  # the prompt's first request, the next prompt's
 
     run_async(go())
 
