@@ -27,6 +27,10 @@ Not compared: ``_meta`` (the reference's ``toolResponse`` / ``nonExecutionKind``
 ``messageId`` on a chunk), ``rawInput`` / ``rawOutput``, the intermediate ``usage_update`` beats and
 update kinds only one side sends (``available_commands_update``, ``current_mode_update``).
 
+One pair of agents per client kind serves the scenarios (:func:`shared_pairs`), each scenario in a
+new session whose folder holds its files, as an editor opens sessions; a scenario with other user
+settings (Claude Code reads them as it starts) gets a pair of its own.
+
 Besides the comparison, each scenario checks essentials literally on both sides (the files on
 disk, the option kinds) and that **both fake-API scripts were used up**, every scripted reply and
 nothing more, so a scenario cannot pass because both agents failed the same way.
@@ -40,9 +44,10 @@ difference fails, and so does a listed one that is no longer observed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,18 +369,36 @@ class Unscripted:
         return text_reply("Unscripted.")
 
 
-def prepared(scenario: Scenario) -> Callable[[OracleAgent], None]:
-    """What :func:`oracle.pair` does to each agent before it starts: the scenario's client answer,
-    Claude Code settings and files in the working directory."""
+def prepared(settings: dict[str, Any] | None) -> Callable[[OracleAgent], None]:
+    """What :func:`oracle.pair` does to each agent before it starts: a client whose answer each
+    scenario sets (:class:`AnsweringClient`), and the Claude Code user settings ``settings``."""
 
     def prepare(agent: OracleAgent) -> None:
-        agent.handler = AnsweringClient(scenario.option)
-        if scenario.settings is not None:
-            (agent.config_dir / "settings.json").write_text(json.dumps(scenario.settings))
-        for name, text in scenario.before.items():
-            (agent.cwd / name).write_text(text)
+        agent.handler = AnsweringClient("reject")
+        if settings is not None:
+            (agent.config_dir / "settings.json").write_text(json.dumps(settings))
 
     return prepare
+
+
+@pytest.fixture(scope="module")
+def shared_pairs(
+    tmp_path_factory: pytest.TempPathFactory, reference_package: Path
+) -> Iterator[Callable[[str], dict[str, OracleAgent]]]:
+    """``shared_pairs(client)``: the module's two agents for the client kind ``client`` with
+    :data:`SETTINGS`, started the first time a scenario asks; each scenario opens its own session
+    in a folder of its own on them, as an editor opens sessions (CI time: a pair per scenario
+    started 36 agents for 18 scenarios). All stopped after the module."""
+    with contextlib.ExitStack() as stack:
+        started: dict[str, dict[str, OracleAgent]] = {}
+
+        def get(client: str) -> dict[str, OracleAgent]:
+            if client not in started:
+                root = tmp_path_factory.mktemp(f"oracle-tools-{client}")
+                started[client] = stack.enter_context(pair(client, root, reference_package, prepared(SETTINGS)))
+            return started[client]
+
+        yield get
 
 
 # ------------------------------------------------------------------ what a client holds
@@ -459,34 +482,52 @@ def compare(scenario: str, client: str, ours: dict[str, Any], ref: dict[str, Any
 
 
 @pytest.mark.parametrize(("scenario", "client"), MATRIX, ids=[f"{s}-{c}" for s, c in MATRIX])
-def test_coding_turn_agrees(scenario: str, client: str, reference_package: Path, tmp_path: Path) -> None:
+def test_coding_turn_agrees(
+    scenario: str,
+    client: str,
+    reference_package: Path,
+    tmp_path: Path,
+    shared_pairs: Callable[[str], dict[str, OracleAgent]],
+) -> None:
     spec = SCENARIOS[scenario]
     observed: dict[str, dict[str, Any]] = {}
-    with pair(client, tmp_path, reference_package, prepared(spec)) as agents:
+    with contextlib.ExitStack() as stack:
+        # Other user settings (Claude Code reads them as it starts): a pair of their own.
+        if spec.settings == SETTINGS:
+            agents = shared_pairs(client)
+        else:
+            agents = stack.enter_context(pair(client, tmp_path, reference_package, prepared(spec.settings)))
         for impl, agent in agents.items():
-            sid = agent.new_session()
-            replies = spec.script(str(agent.cwd))
+            agent.handler.option = spec.option
+            cwd = agent.cwd / scenario  # the scenario's session folder, with its files
+            cwd.mkdir()
+            for name, text in spec.before.items():
+                (cwd / name).write_text(text)
+            sid = str(agent.call(agent.conn.new_session(cwd=str(cwd))).session_id)
+            replies = spec.script(str(cwd))
             unscripted = Unscripted()
             agent.script.load(*replies, then=unscripted)
+            asked = len(agent.api.message_requests)
             out = agent.exchange(sid, agent.conn.prompt(session_id=sid, prompt=[acp.text_block("go")]), 45)
             # Both scripts used up, every reply and nothing more.
             assert agent.script.left == 0, f"{impl}: {agent.script.left} scripted replies never requested"
             assert unscripted.requests == [], f"{impl}: requests past the script: {agent.api.summary()}"
             # Claude Code's own prompt-suggestion requests (the reference's CLI sends one after a
             # turn, depending on timing) are answered outside the script (Script.__call__).
-            conversation = [r for r in agent.api.message_requests if not is_prompt_suggestion(r)]
+            conversation = [r for r in agent.api.message_requests[asked:] if not is_prompt_suggestion(r)]
             assert len(conversation) == len(replies), agent.api.summary()
-            observed[impl] = facets(out, spec.tools, agent.cwd)
+            observed[impl] = facets(out, spec.tools, cwd)
             # The essentials, literally, on both sides.
             assert observed[impl]["answer"]["stopReason"] == "end_turn", (impl, observed[impl]["answer"])
             for name, text in spec.after.items():
-                path = agent.cwd / name
+                path = cwd / name
                 assert (path.read_text() if path.exists() else None) == text, (impl, name)
             if scenario == "notebook_edit":
-                assert json.loads((agent.cwd / "nb.ipynb").read_text())["cells"][0]["source"] == "print(2)", impl
+                assert json.loads((cwd / "nb.ipynb").read_text())["cells"][0]["source"] == "print(2)", impl
             for question in observed[impl]["questions"]:
                 assert question["options"] == EDIT_OPTIONS, (impl, question)
             assert observed[impl]["records"] == [] and observed[impl]["notices"] == [], impl
+            agent.call(agent.conn.close_session(session_id=sid))  # its Claude Code ends; the agent serves on
     for name, value in spec.expect.items():
         assert observed["reference"][name] == value, f"the reference's {name}: {observed['reference'][name]!r}"
     compare(scenario, client, observed["ours"], observed["reference"])
