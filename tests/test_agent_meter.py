@@ -19,9 +19,12 @@ import acp
 import pytest
 from acp.schema import ClientCapabilities
 from acp_harness import AIR, FakeClaude, Wire, recording_agent
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sdk_messages import result_message
 
 import lifecycle.agent.translate as translate
-from lifecycle.agent.meter import MeterMemory, meter_steps, meter_windows
+from lifecycle.agent.meter import METER_WINDOWS, MeterMemory, meter_steps, meter_windows
 from lifecycle.events import RateLimitWindow
 
 NOW = 1796400000
@@ -373,3 +376,88 @@ def test_the_memory_is_bounded() -> None:
     for i in range(18):
         memory.saw(_event(f"window_{i}", NOW + 3600))
     assert [w.window for w in memory.recall(NOW)] == [f"window_{i}" for i in range(2, 18)]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+_TIMES = st.sampled_from(
+    ["2026-12-04T22:02:03Z", "2026-12-04T15:00:00Z", "2027-06-01T00:00:00Z", "2026-12-04T16:00:00+00:00", "x"]
+)
+_WINDOW_READING = st.fixed_dictionaries(
+    {},
+    optional={
+        "utilization": st.one_of(st.floats(), st.integers(-5, 200), st.text(max_size=3), st.booleans()),
+        "resets_at": st.one_of(_TIMES, st.integers(), st.none()),
+    },
+)
+
+
+@given(
+    windows=st.dictionaries(
+        st.sampled_from([*METER_WINDOWS, "overage", "five hour", ""]), _WINDOW_READING | _JSON, max_size=7
+    ),
+    available=st.sampled_from([True, False, 1, None]),
+)
+@settings(max_examples=300, deadline=None)
+def test_no_reading_crashes_the_meter_or_invents_a_limit(windows: dict[str, Any], available: object) -> None:
+    """Issue 52.6: whatever Claude Code's reading holds (any JSON in any field), the meter raises
+    nothing and shows only what the reading says of Claude Code's own windows: a share from 0 to
+    1, a reset after the reading and at most 35 days ahead, a status of the three."""
+    reading = {"rate_limits_available": available, "rate_limits": windows}
+    found = meter_windows(reading, NOW)
+    for w in found:
+        assert available is True and w.window in METER_WINDOWS and w.window in windows
+        assert w.utilization is not None and 0 <= w.utilization <= 1
+        assert w.resets_at is None or NOW < w.resets_at <= NOW + 35 * 86400
+        assert w.status in ("allowed", "allowed_warning", "rejected")
+    steps = meter_steps(found, None)
+    assert len(steps) == len(found)
+    memory = MeterMemory()
+    memory.remember(found)
+    assert all(w.resets_at is not None and w.resets_at > NOW for w in memory.recall(NOW))
+
+
+class RefusingClaude(MeteredClaude):
+    """A claude.ai login whose 5-hour window is all used (resets at 17:00 UTC, an hour after the
+    reading): Claude Code refuses the first prompt with its own usage-limit message, as it does
+    with no ``rate_limit_event`` when its process read no headers yet (a new process starts
+    empty: issue 52.1)."""
+
+    READING: object = {
+        **CLAUDE_AI_READING,
+        "rate_limits": {"five_hour": {"utilization": 100, "resets_at": "2026-12-04T17:00:00Z"}},
+    }
+
+    async def query(self, prompt: Any) -> None:
+        from claude_agent_sdk import AssistantMessage, TextBlock
+
+        async for message in prompt:
+            self.sent.append(message)
+        text = "You've hit your 5-hour limit · resets 5pm (UTC)"
+        self.queue.put_nowait(AssistantMessage(content=[TextBlock(text=text)], model="<synthetic>", error="rate_limit"))
+        self.queue.put_nowait(result_message(session_id="x", result=text, is_error=True, stop_reason="stop_sequence"))
+
+
+def test_a_refused_first_prompt_says_when_to_retry_from_the_meter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52.2 with 52.1: the refused *first* prompt (codex-acp PR #524: "exactly the moment the
+    reset matters") carries the reset the meter read, ``rejected`` at 100 %, in a legacy client's
+    error data (docs/acp-agent.md, "A refused turn says when to retry")."""
+    monkeypatch.setattr(translate, "_PINNED_NOW", str(NOW))
+    agent, _ = recording_agent(tmp_path, monkeypatch, RefusingClaude)
+
+    async def go() -> Any:
+        wire = Wire(agent)  # type: ignore[arg-type]
+        await wire.conn.initialize(protocol_version=1)
+        sid = (await wire.conn.new_session(cwd=str(tmp_path))).session_id
+        await _until(wire, lambda u: any(x["sessionUpdate"] == "usage_update" for x in u))
+        with pytest.raises(acp.RequestError) as refused:
+            await wire.conn.prompt(session_id=sid, prompt=[acp.text_block("hi")])
+        return refused.value
+
+    error = asyncio.run(asyncio.wait_for(go(), 10))
+    assert error.data == {"errorKind": "rate_limit", "resetsAt": "2026-12-04T17:00:00Z", "retryAfterSeconds": 3600}
