@@ -131,6 +131,8 @@ class UsageProxy:
         with self._lock:
             for s in self._open:
                 with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked reading it
+                with contextlib.suppress(OSError):
                     s.close()
         for thread in self._threads:
             thread.join(DEADLINE)

@@ -43,13 +43,18 @@ def _iso(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _warnings(updates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of ``updates`` (a ``session_info_update`` may also be a title: no record)."""
+    infos = [u.get("_meta", {}) for u in updates if u["sessionUpdate"] == "session_info_update"]
+    return [m["jetbrains"]["air"]["sessionFailure"] for m in infos if "jetbrains" in m]
+
+
 async def _meter(run: Run, sid: str) -> list[dict[str, Any]]:
     """Session ``sid``'s updates once its meter and its warning arrived."""
     while True:
         params = [m["params"] for m in run.incoming() if m.get("method") == "session/update"]
         mine = [p["update"] for p in params if p["sessionId"] == sid]
-        kinds = {u["sessionUpdate"] for u in mine}
-        if {"usage_update", "session_info_update"} <= kinds:
+        if any(u["sessionUpdate"] == "usage_update" for u in mine) and _warnings(mine):
             return mine
         await asyncio.sleep(0.05)
 
@@ -102,11 +107,7 @@ def test_a_claude_ai_login_shows_its_windows_and_warning_before_any_prompt(tmp_p
                 "seven_day": {"status": "allowed", "resetsAt": seven_day, "utilization": 0.4},
             },
         }
-        warnings = [
-            u["_meta"]["jetbrains"]["air"]["sessionFailure"]
-            for u in updates
-            if u["sessionUpdate"] == "session_info_update"
-        ]
+        warnings = _warnings(updates)
         assert len(warnings) == 1
         assert (warnings[0]["category"], warnings[0]["severity"], warnings[0]["actions"]) == ("limit", "warning", [])
         # the agent runs with TZ=UTC (cli_env): the reset reads in UTC
