@@ -27,12 +27,14 @@ from typing import Any, Final
 from .events import RateLimitWindow
 
 __all__ = [
+    "EARLY_WARNINGS",
     "FARTHEST_RESET_S",
     "LIMIT_FAILURES",
     "civil_date",
     "ignored_reading",
     "iso_time",
     "limit_entry",
+    "reading_status",
     "refused_after",
     "refused_data",
     "reset_passed",
@@ -45,6 +47,30 @@ LIMIT_FAILURES: Final = frozenset({"usage_limit", "rate_limit"})
 #: The farthest a window's reset may lie after its reading (issue 52.6): Claude Code's longest
 #: window is a week, its extra usage a month; a reset past this is no reset time.
 FARTHEST_RESET_S: Final = 35 * 86400
+
+
+#: Claude Code's own early warning for a reading with no status (CLI 2.1.337's table, the one it
+#: applies to a window the API sent no status for): a window warns once its use reaches a
+#: threshold while no more than the paired share of its length has passed; (length in seconds,
+#: ((used fraction, elapsed share), ...)).
+EARLY_WARNINGS: Final = {
+    "five_hour": (18000, ((0.9, 0.72),)),
+    "seven_day": (604800, ((0.75, 0.6), (0.5, 0.35), (0.25, 0.15))),
+}
+
+
+def reading_status(window: str, used: float, resets_at: int | None, now: int) -> str:
+    """The status of ``window`` from a reading that has none (``get_usage``, issue 52.1), as
+    Claude Code derives it: ``rejected`` once all of it is used (the API's "at or past its
+    limit"); ``allowed_warning`` when :data:`EARLY_WARNINGS` says so (its reset known); else
+    ``allowed``."""
+    if used >= 1:
+        return "rejected"
+    length, thresholds = EARLY_WARNINGS.get(window, (0, ()))
+    if resets_at is None or not thresholds:
+        return "allowed"
+    elapsed = min(1.0, max(0.0, (now - (resets_at - length)) / length))
+    return "allowed_warning" if any(used >= u and elapsed <= t for u, t in thresholds) else "allowed"
 
 
 def ignored_reading(reading: RateLimitWindow, shown_reset: int | None) -> str | None:

@@ -104,6 +104,7 @@ MAY_RECOVER: dict[str, frozenset[Recovery]] = {
     "the_runtime_is_replaced": frozenset({Recovery.RUNTIME_REPLACED}),
     "claude_falls_back_to_another_model": frozenset({Recovery.NEVER}),
     "claude_code_reports_a_window": frozenset({Recovery.WINDOW_RESET}),
+    "a_window_reading_arrives": frozenset({Recovery.WINDOW_RESET}),
 }
 
 #: Issue 32: Claude Code's usage-limit windows as the explored reports name them, each with its
@@ -674,19 +675,53 @@ class AdapterSession(RuleBasedStateMachine):
     def claude_code_reports_a_window(self, window: str, status: str, share: float, period: int) -> None:
         """Claude Code prints a ``rate_limit_event`` (at any time: in a turn, between turns, while a
         cancelled turn drains) for one of its usage-limit windows (issue 32)."""
+        self._window_reading("claude_code_reports_a_window", window, status, share, period, None)
+
+    @rule(
+        window=st.sampled_from(sorted(WINDOWS)),
+        status=st.sampled_from(["allowed_warning", "allowed", "rejected"]),
+        share=st.sampled_from([0.8, 0.9, 0.95]),
+        period=st.integers(0, 1),
+        read=st.sampled_from(["ahead", "at_reset", "after_reset", "too_far"]),
+    )
+    def a_window_reading_arrives(self, window: str, status: str, share: float, period: int, read: str) -> None:
+        """A window reading the agent stamped with the time it read it arrives (the meter's reading
+        at a session's start, or a turn's ``rate_limit_event``: issue 52.1). Read an hour before its
+        reset it is judged as Claude Code's report; read at or after its reset, its period is over:
+        the window's warning ends and nothing is published (issue 52.5: a window whose reset is in
+        the past is not titled as if it were upcoming); a reset more than 35 days after the
+        reading is no reset time: ignored, nothing changes (issue 52.6)."""
+        resets = sorted(WINDOWS[window])
+        resets_at = resets[min(period, len(resets) - 1)]
+        # 35 days (docs/acp-agent.md: "more than 35 days after it ... is ignored")
+        at = {"ahead": -3600, "at_reset": 0, "after_reset": 60, "too_far": -(35 * 86400 + 1)}[read]
+        self._window_reading("a_window_reading_arrives", window, status, share, period, resets_at + at)
+
+    def _window_reading(
+        self, step: str, window: str, status: str, share: float, period: int, observed_at: int | None
+    ) -> None:
         resets = sorted(WINDOWS[window])
         resets_at = resets[min(period, len(resets) - 1)]
         flow, running = self.ledger.flow, self.running
         shown = self.windows.get(window)
-        # Issue 52.6: a reading of a period older than the one shown (out of order) is ignored.
-        stale = shown is not None and resets_at < shown[2]
-        ended = not stale and shown is not None and (status == "allowed" or resets_at > shown[2])
+        # Issue 52.6: a reading of a period older than the one shown (out of order), or whose reset
+        # lies more than 35 days after it was read, is ignored.
+        far = observed_at is not None and resets_at > observed_at + 35 * 86400
+        stale = far or (shown is not None and resets_at < shown[2])
+        past = not stale and observed_at is not None and resets_at <= observed_at
+        ended = not stale and shown is not None and (status == "allowed" or resets_at > shown[2] or past)
         if ended:
             del self.windows[window]
         had = max(self.client.received.get(shown[0], [0])) if shown is not None else 0
         self._settling(False)
-        event = RateLimitWindow(window=window, status=status, utilization=share, resets_at=resets_at)
-        self.feed("claude_code_reports_a_window", event)
+        event = RateLimitWindow(
+            window=window, status=status, utilization=share, resets_at=resets_at, observed_at=observed_at
+        )
+        active = [a.id for a in self.ledger.active]
+        self.feed(step, event)
+        if stale:  # ignored: nothing sent, nothing ended
+            assert self.sent == [] and [a.id for a in self.ledger.active] == active, (self.step, self.sent)
+            return
         # never the turn's failure: no prompt settled, the turn's flow unchanged
         assert not any(isinstance(o, (PromptResponseOut, PromptErrorOut)) for o, _ in self.sent)
         assert (self.ledger.flow, self.running) == (flow, running)
@@ -696,7 +731,7 @@ class AdapterSession(RuleBasedStateMachine):
         title = "You've used " + template.format(share="all" if status == "rejected" else f"{round(share * 100)}%")
         current = None if ended else shown
         quiet = status == "allowed" or (status == "rejected" and current is None) or (current or ("", ""))[1] == title
-        quiet = quiet or stale
+        quiet = quiet or past
         if not self.negotiated or quiet:
             assert self.sent == [], (self.step, self.sent)
             return

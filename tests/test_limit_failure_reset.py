@@ -21,7 +21,7 @@ import pytest
 from lifecycle import RateLimitWindow
 from lifecycle.events import Assistant, Outbound, PromptErrorOut, PromptResponseOut, PromptStarted, Result
 from lifecycle.ledger import SessionLedger
-from lifecycle.limits import iso_time, refused_after
+from lifecycle.limits import iso_time, reading_status, refused_after
 
 RESET = 1796227569
 READ_AT = RESET - 3 * 3600
@@ -163,3 +163,30 @@ def test_what_ends_a_refusal(reading: RateLimitWindow, after: str | None) -> Non
 )
 def test_iso_time(seconds: int, iso: str) -> None:
     assert iso_time(seconds) == iso
+
+
+# Claude Code 2.1.337's early-warning table (the status it gives a reading with none): the 5-hour
+# window warns at 90 % within the first 72 % of its 5 hours; the weekly at 75 % within 60 %, 50 %
+# within 35 %, 25 % within 15 % of its week; all used is rejected. Read at 0, the reset at the
+# window's length minus the time gone (elapsed share = time gone / length).
+@pytest.mark.parametrize(
+    ("window", "used", "gone", "status"),
+    [
+        ("five_hour", 0.9, 12960, "allowed_warning"),  # 72 % of 18000 s gone: still within
+        ("five_hour", 0.9, 12961, "allowed"),  # just past 72 %
+        ("five_hour", 0.89, 0, "allowed"),
+        ("five_hour", 1.0, 17999, "rejected"),
+        ("seven_day", 0.75, 362880, "allowed_warning"),  # 60 % of 604800 s
+        ("seven_day", 0.75, 362881, "allowed"),
+        ("seven_day", 0.5, 211680, "allowed_warning"),  # 35 %
+        ("seven_day", 0.5, 211681, "allowed"),
+        ("seven_day", 0.25, 90720, "allowed_warning"),  # 15 %
+        ("seven_day", 0.24, 0, "allowed"),
+        ("seven_day_opus", 0.99, 0, "allowed"),  # no table for it: only all used is a status of its own
+        ("seven_day_opus", 1.0, 0, "rejected"),
+    ],
+)
+def test_a_reading_without_status_gets_claude_codes(window: str, used: float, gone: int, status: str) -> None:
+    length = {"five_hour": 18000, "seven_day": 604800}.get(window, 604800)
+    assert reading_status(window, used, length - gone, 0) == status
+    assert reading_status(window, used, None, 0) == ("rejected" if used >= 1 else "allowed")  # no reset known

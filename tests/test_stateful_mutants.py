@@ -97,6 +97,7 @@ EXPECTED_CAUGHT: dict[str, bool] = {
     "refused_question_published": True,  # permission_events_publish_nothing_and_change_no_incident
     # issue 32: usage-limit windows
     "window_repeat_published": True,  # claude_code_reports_a_window: an identical repeat publishes nothing
+    "past_reset_titled": True,  # a_window_reading_arrives: a reading after its reset publishes nothing
     # issue 31: a subagent's failure
     "subagent_failure_is_the_turns": True,  # a_subagent_reports_a_failure: it changes nothing
     # issue 49.3: a replaced failure
@@ -276,6 +277,10 @@ CATCHING: dict[str, Program] = {
         ("open_session", {"negotiated": True}),
         ("claude_code_reports_a_window", _FIVE_HOUR_AT_90),
         ("claude_code_reports_a_window", _FIVE_HOUR_AT_90),
+    ),
+    "past_reset_titled": (
+        ("open_session", {"negotiated": True}),
+        ("a_window_reading_arrives", {**_FIVE_HOUR_AT_90, "read": "after_reset"}),
     ),
     "subagent_failure_is_the_turns": (
         ("open_session", {"negotiated": True}),

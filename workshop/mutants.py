@@ -503,6 +503,9 @@ def _window_repeat_published(p: _Patches) -> None:
     p.attr(ledger_mod.SessionLedger, "_remember_window", remember_window)
 
 
+def _past_reset_titled(p: _Patches) -> None:
+    p.attr(ledger_mod, "reset_passed", lambda reading: False)  # every reset is taken as upcoming
+
 
 def _subagent_failure_is_the_turns(p: _Patches) -> None:
     orig = _handler(Assistant)
@@ -576,6 +579,8 @@ MUTANTS: tuple[Mutant, ...] = (
            _refused_question_published),
     Mutant("window_repeat_published", "an identical usage-limit window report is published again",
            _window_repeat_published),
+    Mutant("past_reset_titled", "a window reading made after its reset is titled as upcoming",
+           _past_reset_titled),
     Mutant("subagent_failure_is_the_turns", "a subagent's usage-limit message is taken as the session's own",
            _subagent_failure_is_the_turns),
     Mutant("replaced_failure_still_settles", "a failure whose message Claude Code replaced still settles the turn",

@@ -23,7 +23,16 @@ from claude_agent_sdk import ClaudeAgentOptions, HookCallback, HookMatcher
 
 from ..acp import SessionPublisher
 from ..claude import from_sdk_exception
-from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError, Result, RuntimeReplaced
+from ..events import (
+    Cancelled,
+    Event,
+    InternalError,
+    PromptStarted,
+    QueryError,
+    RateLimitWindow,
+    Result,
+    RuntimeReplaced,
+)
 from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
@@ -35,7 +44,7 @@ from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
-from .meter import meter_of, meter_windows
+from .meter import meter_steps, meter_windows
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
@@ -221,6 +230,8 @@ class _Session:
             if self.closed:
                 return
             updates = step.updates if current else []
+            if isinstance(step.event, RateLimitWindow):
+                self.launcher.meter.saw(step.event)  # carried to the agent's next sessions (meter.py)
             await self.publisher.emit(updates, step.event, runtime=generation, session_id=step.session)
         await self._withdraw_questions()
 
@@ -359,10 +370,7 @@ class _Session:
         try:
             now, memory = reading_time(), self.launcher.meter
             windows = meter_windows(await rt.get_usage(), now)
-            memory.remember(windows)
-            update = meter_of(windows or memory.recall(now), self.renderer.context())
-            if update is not None:
-                await self.show([update])
+            await self._emit(meter_steps(windows or memory.recall(now), self.renderer.context()), rt.generation)
         except Exception as exc:  # the meter is best effort: a session never fails for it
             log.info("meter.failed", session_id=self.id, error_type=type(exc).__name__)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ..answers import TransitionObserver
@@ -26,6 +27,7 @@ from ..events import (
     PromptStarted,
     QueryEnded,
     QueryError,
+    RateLimitWindow,
     RuntimeReplaced,
     mask_texts,
 )
@@ -60,6 +62,7 @@ class TraceDriver:
         self._current: SessionLedger | None = None
         self._epochs = 0
         self._fail_next = 0
+        self._now: int | None = None  # the adapter's clock for window readings (``clock``)
 
     @property
     def sessions(self) -> Mapping[str, SessionLedger]:
@@ -92,6 +95,8 @@ class TraceDriver:
         except MalformedMessage as exc:
             raise _LineError(str(exc)) from None
         for event in events:
+            if isinstance(event, RateLimitWindow) and self._now is not None:
+                event = replace(event, observed_at=self._now)  # read at the trace's clock (issue 52.5)
             self._feed(event)
 
     def _ledger(self) -> SessionLedger:
@@ -149,6 +154,11 @@ class TraceDriver:
             self._feed(RuntimeReplaced())
         elif what == "authenticated":
             self._feed(AuthStatus(ok=line.get("ok") is True))
+        elif what == "clock":
+            now = line.get("now")
+            if now is not None and (not isinstance(now, int) or isinstance(now, bool) or now < 0):
+                raise _LineError("clock now must be null or a non-negative integer")
+            self._now = now
         elif what == "deliver_fails":
             count = line.get("count", 1)
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:

@@ -40,5 +40,8 @@ def test_usage_is_claude_codes_reading_as_the_reference_renders_it(tmp_path: Pat
             assert shown is not None, run.texts()[-1]
             assert shown["input"] != "0"  # the first prompt's tokens
             assert "The model was asked." not in run.texts()  # /usage sends the model nothing
+            # Issue 52.1: a gateway token has no windows (rate_limits_available false): the meter,
+            # read when the session's Claude Code started, long before this, sent nothing.
+            assert [u for u in run.of("usage_update") if "rateLimits" in u.get("_meta", {})] == []
 
     asyncio.run(go())

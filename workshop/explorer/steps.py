@@ -14,7 +14,7 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lifecycle.answers import MachineAnswers
 from lifecycle.claude import from_stream_json, stream_events
@@ -33,6 +33,7 @@ from lifecycle.events import (
     PromptStarted,
     QueryEnded,
     QueryError,
+    RateLimitWindow,
     RuntimeReplaced,
 )
 from lifecycle.history import load_history
@@ -191,9 +192,15 @@ def run_step(before: World, action: Action, *, fail_first: bool = False) -> Step
     if fail_first:
         world.fail_next = 1
         world.failures_used += 1
+    now: int | None = None  # the letter's clock: a ``clock`` line stamps its window readings (issue 52.5)
     for line in action.lines(before):
+        if line.get("type") == "adapter" and line.get("event") == "clock":
+            now = line.get("now")
+            continue
         try:
             for event in _events_for(line, world):
+                if now is not None and isinstance(event, RateLimitWindow):
+                    event = replace(event, observed_at=now)
                 runtime = world.ledger.runtime - 1 if action.late else None
                 step.accepted = world.ledger.feed(event, runtime=runtime) and step.accepted
                 drain(world, step.sent)

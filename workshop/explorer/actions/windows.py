@@ -1,5 +1,5 @@
 """Claude Code's usage-limit window reports (issue 32): its 5-hour window at two shares, and back
-to ``allowed``.
+to ``allowed``; and a reading of it made after its reset (issue 52.5).
 
 Rules: only in a root that reports windows, from a live runtime not waiting for a permission
 answer, and while no incident but a window warning is active (:func:`_window_allowed`).
@@ -11,7 +11,7 @@ from typing import Any
 
 from lifecycle.conditions import Recovery
 
-from ..alphabet import Action, Line, alive, unless_waiting
+from ..alphabet import Action, Line, adapter_line, alive, unless_waiting
 from ..registry import REGISTRY
 from ..world import SESSION_ID, WINDOW_RESETS_AT, Bounds, World
 
@@ -50,4 +50,10 @@ REGISTRY.add_actions(
            recovers=_WINDOW_RECOVERS, window=True),
     Action("window_allowed", lambda w: (_window("allowed", None),), _window_allowed,
            recovers=_WINDOW_RECOVERS, window=True),
+    # Issue 52.5: the agent reads a report a minute after the window's reset (the trace's clock):
+    # its period is over, whatever it says.
+    Action("window_warning_past", lambda w: (
+        adapter_line("clock", now=WINDOW_RESETS_AT + 60), _window("allowed_warning", 0.95),
+        adapter_line("clock", now=None),
+    ), _window_allowed, recovers=_WINDOW_RECOVERS, window=True),
 )

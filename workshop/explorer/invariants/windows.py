@@ -122,6 +122,20 @@ def _window_step(s: Step, flow: str) -> bool:
     return s.action is not None and s.action.window and s.before is not None and s.before.flow == flow and delivered
 
 
+@invariant
+def a_past_reset_is_never_titled_as_upcoming(s: Step) -> str | None:
+    """Issue 52.5: a window whose reset is in the past is not titled as if it were upcoming, it is
+    ended: a reading made after its window's reset publishes nothing, and no warning of the window
+    stays open or active afterwards."""
+    if s.name != "window_warning_past":
+        return None
+    if s.sent:
+        return f"a reading of a past reset sent {len(s.sent)} message(s)"
+    if _open_window_entries(s) or any(a.state == "warned" for a in s.after.active):
+        return "a window's warning stays open after a reading of its past reset"
+    return None
+
+
 REGISTRY.add_targets(
     FAMILY,
     ("window_warning_active", "a usage-limit window's warning is active",
@@ -131,6 +145,9 @@ REGISTRY.add_targets(
     ("window_repeat_silent", "an identical window report published nothing",
      lambda s: s.name in WINDOW_TITLES and bool(_open_window_entries(s, before=True)) and not s.sent
      and _open_window_entries(s, before=True)[0].title == WINDOW_TITLES[s.name]),
+    ("window_past_reset_ended", "a reading after its window's reset ended the window's warning",
+     lambda s: s.name == "window_warning_past" and bool(_open_window_entries(s, before=True))
+     and not _open_window_entries(s)),
     ("window_ended_by_allowed", "a window's return to allowed ended its warning",
      lambda s: any(t[3] == "window_reset" for t in s.recorder.transitions)),
     ("window_in_turn", "a window's warning was shown while a prompt ran", lambda s: _window_step(s, "running")),
