@@ -58,7 +58,7 @@ CORE = (
     "intents",
     "incident",
     "session_flow",
-    "delivery_surfaces",
+    "delivery_surfaces", "children",
     "ledger",
     "history",
     "client",

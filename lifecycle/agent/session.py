@@ -27,6 +27,7 @@ from ..events import Cancelled, Event, InternalError, PromptStarted, QueryError,
 from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
+from .child_records import CHILD_EVENTS, ChildRecords
 from .compaction import ContextCompaction
 from .following import model_switch_hook
 from .hold import BackgroundHold
@@ -109,6 +110,7 @@ class _Session:
         self.steering = self.lanes.get(Steering)  # steers of the running turn (steering.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
+        self.child_records = ChildRecords(conn, publisher)  # their ledgers (child_records.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
@@ -136,6 +138,7 @@ class _Session:
             return False
         accepted = await self.publisher.feed(event, runtime=runtime)
         await self._withdraw_questions()
+        await self.child_records.session_event(event)  # a recovery reaches the children's ledgers
         return accepted
 
     async def _withdraw_questions(self) -> None:
@@ -204,7 +207,8 @@ class _Session:
         if current:
             self.steering.reset()  # nothing of this runtime answers a steer any more
         held = self.hold.take() if current else None  # the held prompt ends with its own result first
-        closing = [Step(event=held)] if held is not None else []
+        closing = self.children.end_all("unexplained") if current else []  # children stop with it
+        closing += [Step(event=held)] if held is not None else []
         if shown := self.compaction.end(quiet=quiet):
             closing.append(Step(shown))
         await self._emit(closing + runtime_end(self.renderer, exc, quiet=quiet), generation)
@@ -217,6 +221,11 @@ class _Session:
             if self.closed:
                 return
             updates = step.updates if current else []
+            if step.session is not None and isinstance(step.event, CHILD_EVENTS):  # the child's own ledger's
+                if updates:
+                    await self.publisher.emit(updates, None, session_id=step.session)
+                await self.child_records.feed(step.session, step.event)
+                continue
             await self.publisher.emit(updates, step.event, runtime=generation, session_id=step.session)
         await self._withdraw_questions()
 
@@ -616,6 +625,9 @@ class _Session:
             self.early_cli = None
         for prompt in self.prompts:
             prompt.cancelled.set()
+        if not self.closed:  # its running children end with it (subagents.py, issue 51.6)
+            with contextlib.suppress(Exception):
+                await self._emit(self.children.end_all("cancelled"), self.runtime_generation)
         if self.current_turn is not None and not self.closed:
             # The session is going away (replaced by session/load, or shutdown): the running
             # prompt still gets its answer.
