@@ -163,3 +163,26 @@ def test_each_child_has_its_own_ledger_and_a_recovery_reaches_it() -> None:
     child = children.ledger(CHILD)
     assert child is not None and child.active == ()  # spec: authentication recovers at auth_status
     assert parent.ledger.active == () and children.ledger("other") is None
+
+
+def test_a_retry_in_a_childs_message_is_the_childs_not_the_parent_turns() -> None:
+    # The translation lane (lifecycle/agent/translate.py) on a child's message (Pass.child set by
+    # the child-sessions lane): its api_retry becomes the child's ChildRetry, on the child's session.
+    # (Claude Code 2.1.337 sends a subagent's retries nowhere; this is the path if one comes.)
+    from claude_agent_sdk import SystemMessage
+
+    from lifecycle.agent.mcp import McpServers
+    from lifecycle.agent.messages import Pass, read
+    from lifecycle.agent.stream import StreamRenderer
+    from lifecycle.agent.translate import Translation
+
+    data = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 2, "retry_delay_ms": 500,
+            "error_status": 529, "error": "overloaded"}  # fmt: skip
+    lane = Translation(StreamRenderer("/project"), McpServers())
+    message = read(SystemMessage(subtype="api_retry", data=data))
+    steps = lane.run(Pass(message, turn="t1", quiet=False, prompt_open=True, child=CHILD))
+    assert [(s.session, s.event) for s in steps if s.event is not None] == [
+        (CHILD, ChildRetry(attempt=1, max_retries=2, error_status=529, error="overloaded"))
+    ]
+    parent = lane.run(Pass(message, turn="t1", quiet=False, prompt_open=True))
+    assert [type(s.event).__name__ for s in parent if s.event is not None] == ["ApiRetry"]
