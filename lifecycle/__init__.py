@@ -48,6 +48,8 @@ if TYPE_CHECKING:
         Assistant,
         AuthStatus,
         Cancelled,
+        ChildEnded,
+        ChildRetry,
         Event,
         HistoryEntry,
         HistoryLoaded,
@@ -87,7 +89,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("CONDITIONS", "Condition", "Recovery"), "conditions"),
     **dict.fromkeys(
         (
-            "ApiRetry", "Assistant", "AuthStatus", "Cancelled", "Event", "HistoryEntry", "HistoryLoaded",
+            "ApiRetry", "Assistant", "AuthStatus", "Cancelled", "ChildEnded", "ChildRetry", "Event", "HistoryEntry",
+            "HistoryLoaded",
             "Informational", "InternalError", "McpServerNotStarted", "MessagesReplaced", "ModelFallback",
             "ModelRefusalFallback", "ModelRefusalNoFallback", "Outbound", "PermissionAnswered", "PermissionAsked",
             "PromptErrorOut", "PromptResponseOut", "PromptStarted", "QueryEnded", "QueryError", "RateLimitWindow",
@@ -112,6 +115,8 @@ __all__ = [
     "AuthStatus",
     "Cancelled",
     "Category",
+    "ChildEnded",
+    "ChildRetry",
     "ClientProjection",
     "Condition",
     "Entry",

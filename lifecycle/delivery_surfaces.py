@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .children import plan_retry
 from .conditions import (
     CONDITIONS,
     Condition,
@@ -69,7 +70,6 @@ from .conditions import (
     is_login_text,
     is_synthetic_failure_text,
     result_event,
-    retry_condition,
     stop_reason_for,
 )
 from .errors import LocalProtocolError
@@ -92,7 +92,7 @@ from .ids import turn_error_id
 from .intents import Forward, Intent, Publish, Settle, legacy_answer, text_update
 from .limits import LIMIT_FAILURES, limit_entry, refused_data
 from .redaction import redact
-from .titles import claude_text, legacy_result_text, present, retry_title
+from .titles import claude_text, legacy_result_text, present
 
 if TYPE_CHECKING:
     from .answers import Incident, MachineAnswers
@@ -430,16 +430,7 @@ class TurnFlow:
 
     def _do_publish_retry(self, turn: Turn | None, ev: ApiRetry) -> None:
         assert turn is not None
-        incident_id = turn_error_id(turn.turn_id)
-        current = self._port.incident(incident_id)
-        if current is not None and current.state != "retrying":
-            self._port.note("api_retry_after_terminal_failure", incident_id=incident_id)
-            return
-        if not self._negotiated:
-            return  # legacy: retry progress was never shown
-        row, category = retry_condition(ev.error_status, ev.error)
-        title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
-        self._port.plan(Publish(incident_id, turn.turn_id, row, category, title, None, "warn"))
+        plan_retry(self._port, turn.turn_id, ev, negotiated=self._negotiated)  # children.py: a child's too
 
     def _do_recover_answered(self, turn: Turn | None, _: None) -> None:
         assert turn is not None

@@ -19,6 +19,8 @@ __all__ = [
     "Assistant",
     "AuthStatus",
     "Cancelled",
+    "ChildEnded",
+    "ChildRetry",
     "Event",
     "HistoryEntry",
     "HistoryLoaded",
@@ -44,7 +46,6 @@ __all__ = [
     "WorkerShuttingDown",
     "mask_texts",
 ]
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,6 +252,32 @@ class HistoryLoaded:
     entries: tuple[HistoryEntry, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildRetry:
+    """An ``api_retry`` of a subagent (a child session, issue 51.2), fed to the child's own
+    ledger: a warning on the child's session, never the parent turn's. Fields as
+    :class:`ApiRetry`'s."""
+
+    attempt: object = None
+    max_retries: object = None
+    error_status: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildEnded:
+    """A subagent's work ended (a child session, issue 51.2), fed to the child's own ledger.
+
+    ``status``: ``completed``, ``failed``, ``cancelled`` (Claude Code's ``killed``/``stopped``),
+    or ``unexplained`` (the child stopped with its runtime or its parent session: nothing says it
+    failed). ``error``: Claude Code's text for a failed one (its task's ``error``), None if it gave
+    none. Only ``failed`` is a failure: a cancelled child is not one.
+    """
+
+    status: Literal["completed", "failed", "cancelled", "unexplained"]
+    error: str | None = None
+
+
 #: How many windows one reading reports (:func:`lifecycle.claude.unified_windows`, the event's own
 #: first) and how many a ledger remembers (issue 52.5: one bound, so that one event never evicts a
 #: window it is about to report again; Claude Code names five).
@@ -310,6 +337,8 @@ Event = (
     | PermissionAnswered
     | RateLimitWindow
     | MessagesReplaced
+    | ChildRetry
+    | ChildEnded
 )
 
 

@@ -10,7 +10,8 @@ Rules
   ``<sessionId>:history-error:<messageUuid>``. The epoch is the adapter session's (a fresh one for
   every ``session/new`` or ``session/load``), so ids never collide across adapter processes.
 * Carriers: a turn-terminal failure rides the ``PromptResponse`` (``stopReason: end_turn``);
-  warnings, notices, session-scoped, background and replayed records ride ``session_info_update``.
+  warnings, notices, session-scoped, background and replayed records ride ``session_info_update``;
+  so does a child session's (its own ledger: :mod:`lifecycle.children`, issue 51.2).
 * Usage-limit windows (:class:`~lifecycle.events.RateLimitWindow`, issue 32) are the session's,
   judged at any time and never a turn's failure: a window in ``allowed_warning`` is one
   session-scoped ``limit`` warning per window (no actions, on ``session_info_update``; an ACP
@@ -60,12 +61,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .answers import RECOVERY_EVENTS, Incident, MachineAnswers, TransitionObserver
+from .children import ChildFlow
 from .conditions import CONDITIONS, Condition, Recovery
 from .delivery_surfaces import MAX_OPEN_QUESTIONS, TURN_HANDLERS, FlowState, TurnFlow, TurnView
 from .errors import LocalProtocolError, PendingDeliveryError
 from .events import (
     MAX_WINDOWS,
     AuthStatus,
+    ChildEnded,
+    ChildRetry,
     Event,
     HistoryLoaded,
     Informational,
@@ -173,6 +177,7 @@ class SessionLedger:
     __slots__ = (
         "_active",
         "_answers",
+        "_child",
         "_epoch",
         "_head",
         "_head_intent",
@@ -227,6 +232,7 @@ class SessionLedger:
         self._runtime = 0
         # the prompt turn: its flow, its questions, the runtime's loss (delivery_surfaces.py)
         self._turns = TurnFlow(_TurnPort(self), self._answers, negotiated=self._negotiated)
+        self._child = ChildFlow(_TurnPort(self), session_id, negotiated=self._negotiated)  # a child's (children.py)
         self._last_record_id: str | None = None
         self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
         self._notice_count = self._untracked_notices = 0  # active notices; those let go past the bound
@@ -677,4 +683,6 @@ _HANDLERS: dict[type, Callable[[SessionLedger, Any], None]] = {
     RuntimeReplaced: SessionLedger._on_runtime_replaced,
     HistoryLoaded: SessionLedger._on_history,
     RateLimitWindow: SessionLedger._on_rate_limit_window,
+    ChildRetry: lambda ledger, ev: ledger._child.on_retry(ev),
+    ChildEnded: lambda ledger, ev: ledger._child.on_ended(ev),
 }

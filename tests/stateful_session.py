@@ -48,7 +48,7 @@ from lifecycle import (
 )
 from lifecycle.answers import MachineAnswers
 from lifecycle.conditions import Recovery
-from lifecycle.events import Event, Outbound, RateLimitWindow
+from lifecycle.events import ChildEnded, ChildRetry, Event, Outbound, RateLimitWindow
 from lifecycle.history import load_history
 from lifecycle.wire import MalformedRecordError, SessionFailure, Severity, read_record
 from workshop.explorer import ledger_fingerprint
@@ -541,6 +541,40 @@ class AdapterSession(RuleBasedStateMachine):
         subagent = Assistant(text=text, model="<synthetic>", error=kind, top_level=False)
         self.feed("a_subagent_reports_a_failure", subagent)
         assert self.sent == [] and ledger_fingerprint(self.ledger) == before
+
+    @rule(retries=st.integers(0, 3), end=st.sampled_from(["failed", "cancelled", "completed", "unexplained"]))
+    def a_subagent_fails_in_its_child_session(self, retries: int, end: str) -> None:
+        """Issue 51.2: a child session's retries and end go to the child's own ledger (its session
+        id, this session's epoch). The parent's ledger is as it was and sends nothing, whatever
+        its turn is doing; the child's records are the spec's: "Session-scoped, replay-restored,
+        warning, and background incidents use a `session_info_update`", under one id updated in
+        place ("The same `id` with a higher `revision` updates that entry in place"); only a failed
+        child's last record is an error, a cancelled child is not a failure; a legacy client gets
+        none."""
+        self.children = getattr(self, "children", 0) + 1
+        child_id = f"child-{self.children}"
+        child = SessionLedger(child_id, negotiated=self.negotiated, epoch="e1", answers=self.answers)
+        before = ledger_fingerprint(self.ledger)
+        records: list[SessionFailure] = []
+        events: list[Event] = [
+            ChildRetry(attempt=i + 1, max_retries=3, error_status=529, error="overloaded") for i in range(retries)
+        ]
+        text = f"Agent terminated early due to an API error: {SECRETS[0]}"
+        events.append(ChildEnded(status=end, error=text))  # type: ignore[arg-type]
+        for ev in events:
+            child.feed(ev)
+            while (out := child.next_outbound()) is not None:
+                assert isinstance(out, SessionUpdateOut) and out.session_id == child_id, out
+                assert out.update["sessionUpdate"] == "session_info_update" and out.record is not None
+                records.append(out.record)
+                child.delivered()
+        assert ledger_fingerprint(self.ledger) == before  # the parent's turn never moves
+        severities = ["warning"] * retries + ["error"] * (end == "failed") if self.negotiated else []
+        assert [r.severity for r in records] == severities, (end, records)
+        assert {r.id for r in records} <= {f"{child_id}:error"}
+        assert [r.revision for r in records] == list(range(1, len(severities) + 1))
+        assert all(SECRETS[0] not in r.title for r in records)
+        assert end == "failed" or child.active == ()  # a retry warning ends silently with the child
 
     @rule()
     def the_runtime_is_replaced(self) -> None:

@@ -29,6 +29,7 @@ from lifecycle.agent.mcp import McpServers
 from lifecycle.agent.messages import Step, read
 from lifecycle.agent.stream import StreamRenderer
 from lifecycle.agent.subagents import ChildSessions, end_state, labels
+from lifecycle.events import ChildEnded
 from lifecycle.ledger import SessionLedger
 from lifecycle.negotiation import ClientState
 
@@ -159,10 +160,19 @@ def test_a_failed_child_ends_idle_with_the_error_and_its_text() -> None:
     session = lanes(ClientState(subagents=True))
     run(session, agent_call())
     run(session, started())
-    (end,) = [u for step in run(session, updated("failed", FAILED)) for u in step.updates]
-    # the reference's rfdEndState: an internal error (-32603) carrying Claude Code's text
-    assert end["state"] == {"state": "idle", "stopReason": "error", "error": {"code": -32603, "message": FAILED}}
+    steps = run(session, updated("failed", FAILED))
+    (end,) = [u for step in steps for u in step.updates]
+    # the reference's rfdEndState: an internal error (-32603) carrying Claude Code's text; issue
+    # 51.2: with the data a legacy client's prompt error has for the same condition (a rate_limit
+    # failure: ``errorKind``, README's conditions table and the reference's legacy error)
+    error = {"code": -32603, "message": FAILED, "data": {"errorKind": "rate_limit"}}
+    assert end["state"] == {"state": "idle", "stopReason": "error", "error": error}
     assert conforms(end)
+    # the end goes to the child's own ledger first (child_records.py), never the parent's
+    assert [(s.session, s.event) for s in steps if s.event is not None] == [
+        (CHILD, ChildEnded(status="failed", error=FAILED))
+    ]
+    assert steps[-1].updates == [end]
     AcpSubagentUpdate.model_validate(end)
 
 
@@ -280,3 +290,34 @@ def test_a_child_runs_from_its_announcement_to_its_end() -> None:
     assert not lane.running("someone-else") and not lane.running("parent")
     run(session, notified("killed"))
     assert not lane.running(CHILD) and lane.child_of(AGENT) == CHILD
+
+
+def test_every_child_still_running_ends_when_its_session_or_runtime_ends() -> None:
+    # issue 51.6: a session that closes ends its running children cancelled; a runtime that ends
+    # (Claude Code killed) ends them ``{state: idle}`` with no stop reason: the reference adapter
+    # 0.101.0's rfdEndState for a task the stream's end orphaned ("the adapter did not see a
+    # cancellation or a failure, which the RFD forbids claiming")
+    for status, state in (
+        ("cancelled", {"state": "idle", "stopReason": "cancelled"}),
+        ("unexplained", {"state": "idle"}),
+    ):
+        session = lanes(ClientState(subagents=True))
+        lane = session.get(ChildSessions)
+        run(session, started())
+        steps = lane.end_all(status)  # type: ignore[arg-type]
+        assert [(s.session, s.event) for s in steps if s.event is not None] == [(CHILD, ChildEnded(status=status))]  # type: ignore[arg-type]
+        (end,) = [u for step in steps for u in step.updates]
+        assert end == {"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": state}
+        assert conforms(end)
+        assert lane.known(CHILD) == "ended" and lane.end_all(status) == []  # type: ignore[arg-type]
+        assert sent(run(session, notified("killed"))) == []  # its task's own end comes too late: one end
+
+
+def test_what_a_child_is_to_a_request_naming_it() -> None:
+    session = lanes(ClientState(subagents=True))
+    lane = session.get(ChildSessions)
+    assert lane.known(CHILD) is None
+    run(session, started())
+    assert lane.known(CHILD) == "running" and lane.known("other") is None
+    run(session, updated("completed"))
+    assert lane.known(CHILD) == "ended"

@@ -47,6 +47,8 @@ from lifecycle import (
     Assistant,
     AuthStatus,
     Cancelled,
+    ChildEnded,
+    ChildRetry,
     ClientProjection,
     HistoryEntry,
     HistoryLoaded,
@@ -109,6 +111,8 @@ ONE_OF_EACH: list[Event] = [
     PermissionAnswered(tool_use_id="toolu_late"),
     RateLimitWindow(window="five_hour", status="allowed_warning", utilization=0.9, resets_at=1_900_000_000),
     MessagesReplaced(uuids=("a1",)),
+    ChildRetry(attempt=1, max_retries=2, error_status=429, error="rate_limit"),
+    ChildEnded(status="failed", error="Agent terminated early due to an API error"),
 ]
 
 

@@ -43,7 +43,7 @@ CORE = (
     *("errors", "air", "wire", "ids", "negotiation", "conditions", "families", "titles"),
     *("redaction", "redaction_found", "redaction_layout", "redaction_credentials", "redaction_shapes"),
     *("events", "limits", "answers", "intents", "incident", "session_flow", "delivery_surfaces"),
-    *("ledger", "history", "client"),
+    *("children", "ledger", "history", "client"),
 )
 #: Flat modules that are deliberately not core.
 FLAT_NOT_CORE = ("__init__", "__main__", "log")

@@ -316,12 +316,14 @@ class AcpCompactionUpdate(BaseModel):
 
 
 class AcpSubagentError(BaseModel):
-    """The JSON-RPC error object of a child whose work failed."""
+    """The JSON-RPC error object of a child whose work failed (``data``: what a legacy client's
+    prompt error carries for the same condition, :func:`lifecycle.children.child_error`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     code: StrictInt
     message: StrictStr
+    data: dict[str, Any] | None = None
 
 
 class AcpSubagentState(BaseModel):

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import structlog
+
 __all__ = [
     "EFFORT_CONFIG_ID",
     "MODEL_CONFIG_ID",
@@ -63,6 +65,8 @@ __all__ = [
     "available_commands",
     "bypass_allowed",
 ]
+
+log = structlog.get_logger("lifecycle.agent")
 
 MODE_CONFIG_ID: Final = "mode"
 MODEL_CONFIG_ID: Final = "model"
@@ -258,6 +262,40 @@ class SessionSettings:
         if config_id == EFFORT_CONFIG_ID and EFFORT_CONFIG_ID in ids:
             return EFFORT_CONFIG_ID, self.check_effort(value)
         raise SettingsError(f"Unknown config option {str(config_id)[:80]!r}; valid options: {_valid(ids)}")
+
+    async def apply(self, runtime: Any, config_id: str, value: str, session_id: str) -> None:
+        """Apply a checked choice (:meth:`check_config`) to ``runtime`` (the session's Claude Code,
+        None or gone: kept for the next one) and keep it. Raises :class:`SettingsError` when Claude
+        Code refuses it (within 30 s): nothing changes."""
+        live = runtime is not None and runtime.alive
+        before = self.mode
+        if config_id == MODE_CONFIG_ID:
+            # Taken before Claude Code confirms: the status it reports on the way is then no
+            # change of its own to show (following.py); given back if it refuses.
+            self.mode = value
+        try:
+            if live:
+                if config_id == MODE_CONFIG_ID:
+                    await asyncio.wait_for(runtime.set_mode(value), 30)
+                elif config_id == MODEL_CONFIG_ID:
+                    await asyncio.wait_for(runtime.set_model(value), 30)
+                elif config_id == EFFORT_CONFIG_ID:
+                    await asyncio.wait_for(runtime.set_effort(None if value == "default" else value), 30)
+        except Exception as exc:
+            log.warning(
+                "session.config_refused", session_id=session_id, config_id=config_id, error_type=type(exc).__name__
+            )
+            self.mode = before
+            raise SettingsError(f"Claude Code refused {config_id} {value!r}; it is unchanged.") from None
+        if config_id == MODE_CONFIG_ID:
+            self.mode = value
+        elif config_id == MODEL_CONFIG_ID:
+            self.model = value
+            if self.effort not in ("default", *self.effort_levels()):
+                self.effort = "default"
+        else:
+            self.effort = value
+        log.info("session.config_set", session_id=session_id, config_id=config_id, value=value, live=live)
 
 
 def reported_models(models: object) -> list[dict[str, Any]]:

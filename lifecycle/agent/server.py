@@ -44,6 +44,7 @@ from ..negotiation import ClientState
 from . import sdk
 from .auth_status import AuthStatus as Identity
 from .auth_status import credentials_available
+from .child_records import cancel_child, not_a_session
 from .child_replay import replay_children
 from .config import (
     AGENT_CAPABILITIES,
@@ -250,7 +251,7 @@ class ClaudeAcpAgent:
     def _session(self, session_id: str) -> _Session:
         session = self._sessions.get(session_id)
         if session is None:
-            details = "session closed" if session_id in self._closed else "unknown session"
+            details = "session closed" if session_id in self._closed else not_a_session(self._sessions, session_id)
             raise RequestError.invalid_params({"sessionId": session_id[:200], "details": details})
         return session
 
@@ -595,8 +596,8 @@ class ClaudeAcpAgent:
         if session is not None:
             log.info("session.cancel", session_id=session_id)
             await session.cancel()
-        else:  # a child session's id (subagents.py): that child stops, its parent's turn goes on
-            await asyncio.gather(*(s.cancel_child(session_id) for s in list(self._sessions.values())))
+        else:  # a child session's id (subagents.py): a running child stops, its parent's turn goes on
+            await cancel_child(list(self._sessions.values()), session_id)  # any other id: logged (51.6)
 
     async def settle(self, timeout: float) -> None:
         """Answer every running prompt ``cancelled`` and wait (at most ``timeout`` seconds) until

@@ -36,6 +36,7 @@ from ..events import (
 from ..intents import text_update
 from ..negotiation import ClientState
 from .background import OwnTurns
+from .child_records import CHILD_EVENTS, ChildRecords
 from .compaction import ContextCompaction
 from .following import model_switch_hook
 from .hold import BackgroundHold
@@ -45,7 +46,7 @@ from .launch import EarlyCli, cli_options
 from .mcp import McpServers
 from .messages import ClaudeMessage, Kind, Step, read
 from .meter import meter_steps, meter_windows
-from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
+from .modes import SessionSettings
 from .permissions import PermissionBroker
 from .prompt import PromptContent
 from .question_routes import QuestionRoutes
@@ -115,6 +116,7 @@ class _Session:
         self.steering = self.lanes.get(Steering)  # steers of the running turn (steering.py)
         self.compaction = self.lanes.get(ContextCompaction)  # its compactions (compaction.py)
         self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
+        self.child_records = ChildRecords(conn, publisher)  # their ledgers (child_records.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
         # where each permission question is asked, a late one too (question_routes.py)
@@ -149,6 +151,7 @@ class _Session:
             return False
         accepted = await self.publisher.feed(event, runtime=runtime)
         await self._withdraw_questions()
+        await self.child_records.session_event(event)  # a recovery reaches the children's ledgers
         return accepted
 
     async def _withdraw_questions(self) -> None:
@@ -217,7 +220,8 @@ class _Session:
         if current:
             self.steering.reset()  # nothing of this runtime answers a steer any more
         held = self.hold.take() if current else None  # the held prompt ends with its own result first
-        closing = [Step(event=held)] if held is not None else []
+        closing = self.children.end_all("unexplained") if current else []  # children stop with it
+        closing += [Step(event=held)] if held is not None else []
         if shown := self.compaction.end(quiet=quiet):
             closing.append(Step(shown))
         await self._emit(closing + runtime_end(self.renderer, exc, quiet=quiet), generation)
@@ -232,6 +236,11 @@ class _Session:
             updates = step.updates if current else []
             if isinstance(step.event, RateLimitWindow):
                 self.launcher.meter.saw(step.event)  # carried to the agent's next sessions (meter.py)
+            if step.session is not None and isinstance(step.event, CHILD_EVENTS):  # the child's own ledger's
+                if updates:
+                    await self.publisher.emit(updates, None, session_id=step.session)
+                await self.child_records.feed(step.session, step.event)
+                continue
             await self.publisher.emit(updates, step.event, runtime=generation, session_id=step.session)
         await self._withdraw_questions()
 
@@ -410,39 +419,7 @@ class _Session:
         if early is not None and not early.done():
             await asyncio.wait({early})  # the early start (its failure is the first prompt's)
         async with self._starting:
-            await self._set_config(*self.settings.check_config(config_id, value))
-
-    async def _set_config(self, config_id: str, value: str) -> None:
-        rt = self.runtime
-        live = rt is not None and rt.alive
-        before = self.settings.mode
-        if config_id == MODE_CONFIG_ID:
-            # Taken before Claude Code confirms: the status it reports on the way is then no
-            # change of its own to show (following.py); given back if it refuses.
-            self.settings.mode = value
-        try:
-            if rt is not None and rt.alive:
-                if config_id == MODE_CONFIG_ID:
-                    await asyncio.wait_for(rt.set_mode(value), 30)
-                elif config_id == MODEL_CONFIG_ID:
-                    await asyncio.wait_for(rt.set_model(value), 30)
-                elif config_id == EFFORT_CONFIG_ID:
-                    await asyncio.wait_for(rt.set_effort(None if value == "default" else value), 30)
-        except Exception as exc:
-            log.warning(
-                "session.config_refused", session_id=self.id, config_id=config_id, error_type=type(exc).__name__
-            )
-            self.settings.mode = before
-            raise SettingsError(f"Claude Code refused {config_id} {value!r}; it is unchanged.") from None
-        if config_id == MODE_CONFIG_ID:
-            self.settings.mode = value
-        elif config_id == MODEL_CONFIG_ID:
-            self.settings.model = value
-            if self.settings.effort not in ("default", *self.settings.effort_levels()):
-                self.settings.effort = "default"
-        else:
-            self.settings.effort = value
-        log.info("session.config_set", session_id=self.id, config_id=config_id, value=value, live=live)
+            await self.settings.apply(self.runtime, *self.settings.check_config(config_id, value), self.id)
 
     async def run_prompt(self, content: PromptContent) -> PromptResponse:
         prompt = _Prompt()
@@ -666,6 +643,9 @@ class _Session:
             self.early_cli = None
         for prompt in self.prompts:
             prompt.cancelled.set()
+        if not self.closed:  # its running children end with it (subagents.py, issue 51.6)
+            with contextlib.suppress(Exception):
+                await self._emit(self.children.end_all("cancelled"), self.runtime_generation)
         if self.current_turn is not None and not self.closed:
             # The session is going away (replaced by session/load, or shutdown): the running
             # prompt still gets its answer.

@@ -26,14 +26,23 @@ Rules
   ``failed`` or ``killed``, or ``task_notification`` (``completed``, ``failed``, ``stopped``,
   ``killed``): one ``subagent_update`` with ``state: idle`` and the stop reason (the reference's
   ``rfdEndState``): ``end_turn`` for completed, ``cancelled`` for killed/stopped, ``error`` for
-  failed, with ``error: {code: -32603, message: <Claude Code's error>}`` when Claude Code gave
-  the error's text (a child has no prompt response of its own: its end state is the only place
-  its failure is reported). A status nobody knows ends nothing; a second end is ignored.
+  failed, with the JSON-RPC ``error`` when Claude Code gave the error's text: the code and data a
+  legacy client's prompt error has for the same condition, Claude Code's text as the message
+  (:func:`lifecycle.children.child_error`; a child has no prompt response of its own). A status
+  nobody knows ends nothing; a second end is ignored. Just before that update, the end goes to the
+  child's own ledger (a :class:`~lifecycle.events.ChildEnded` step on the child's session:
+  :mod:`lifecycle.agent.child_records`), which publishes a failed child's record on the child's
+  session for a client that negotiated ``sessionFailure`` (issue 51.2).
+* A child still running when its runtime ends (Claude Code killed, or replaced) ends
+  ``{state: idle}`` with no stop reason (nothing says it failed or was cancelled: the reference's
+  ``rfdEndState`` for an orphaned task); one still running when its session closes (the client's
+  ``session/close``, a load over it, the client's EOF) ends ``cancelled``
+  (:meth:`ChildSessions.end_all`; issue 51.6).
 * A ``session/cancel`` naming a child announced and not ended (:meth:`ChildSessions.running`)
   stops that subagent only (:meth:`lifecycle.agent.session._Session.cancel_child`: Claude Code's
   ``stop_task``); its end comes as any other, ``cancelled``. Any other id changes nothing.
-* A child's failure is not the parent turn's: nothing here feeds the ledger (the parent's prompt
-  ends as it would have; docs/acp-agent.md, "Subagents as child sessions").
+* A child's failure is not the parent turn's: nothing here feeds the parent's ledger (the parent's
+  prompt ends as it would have; docs/acp-agent.md, "Subagents as child sessions").
 
 Theory of operation
 -------------------
@@ -49,8 +58,10 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from ..children import child_error
+from ..events import ChildEnded
 from .messages import Kind, LaneParts, Pass, Step
 from .stream import StreamRenderer
 
@@ -58,10 +69,9 @@ __all__ = ["CHILD_ERROR_CODE", "MAX_CHILDREN", "ChildSessions", "end_state", "la
 
 #: Children remembered per session.
 MAX_CHILDREN: Final = 256
-#: The JSON-RPC code of a failed child's ``error``: an internal error, as the reference sends it.
+#: The JSON-RPC code of a failed child's ``error`` whose condition is not an authentication one:
+#: an internal error, as the reference sends it (:func:`lifecycle.children.child_error`).
 CHILD_ERROR_CODE: Final = -32603
-#: Characters of Claude Code's error text kept in a failed child's ``error.message``.
-MAX_ERROR_CHARS: Final = 2000
 _LAUNCHERS: Final = frozenset({"Agent", "Task"})
 #: Claude Code's terminal task statuses and the stop reason of each (the reference's
 #: ``nativeSubagentState`` then ``rfdEndState``).
@@ -70,6 +80,12 @@ _STOP_REASONS: Final[Mapping[str, str]] = {
     "failed": "error",
     "killed": "cancelled",
     "stopped": "cancelled",
+    "cancelled": "cancelled",
+}
+#: The stop reason -> the status a child's ledger is told (:class:`~lifecycle.events.ChildEnded`).
+_ENDED: Final[Mapping[str, Literal["completed", "failed", "cancelled"]]] = {
+    "end_turn": "completed",
+    "error": "failed",
     "cancelled": "cancelled",
 }
 
@@ -107,7 +123,7 @@ def end_state(status: object, error: object = None) -> dict[str, Any] | None:
     state: dict[str, Any] = {"state": "idle", "stopReason": reason}
     text = _text(error)
     if reason == "error" and text:
-        state["error"] = {"code": CHILD_ERROR_CODE, "message": text[:MAX_ERROR_CHARS]}
+        state["error"] = child_error(text)
     return state
 
 
@@ -132,7 +148,31 @@ class ChildSessions:
 
     def running(self, session_id: str) -> bool:
         """Whether ``session_id`` is a child of this session announced and not ended."""
-        return any(c.session_id == session_id and not c.ended for c in self._children.values())
+        return self.known(session_id) == "running"
+
+    def known(self, session_id: str) -> Literal["running", "ended"] | None:
+        """Whether ``session_id`` is a child of this session: ``running``, ``ended``, or None
+        (never announced here, or forgotten past :data:`MAX_CHILDREN`)."""
+        child = next((c for c in self._children.values() if c.session_id == session_id), None)
+        if child is None:
+            return None
+        return "ended" if child.ended else "running"
+
+    def end_all(self, status: Literal["cancelled", "unexplained"]) -> list[Step]:
+        """The end of every child still running (its session closes: ``cancelled``; its runtime
+        ended: ``unexplained``, ``{state: idle}`` with no stop reason), each on its own ledger
+        first, then its last ``subagent_update``."""
+        steps: list[Step] = []
+        for child in self._children.values():
+            if child.ended:
+                continue
+            child.ended = True
+            state: dict[str, Any] = {"state": "idle"}
+            if status == "cancelled":
+                state["stopReason"] = "cancelled"
+            steps.append(Step(event=ChildEnded(status=status), session=child.session_id))
+            steps.append(Step([{"sessionUpdate": "subagent_update", "sessionId": child.session_id, "state": state}]))
+        return steps
 
     def run(self, p: Pass) -> list[Step]:
         if not self.enabled:
@@ -181,4 +221,7 @@ class ChildSessions:
         if child is None or child.ended or state is None:
             return []
         child.ended = True
-        return [Step([{"sessionUpdate": "subagent_update", "sessionId": child.session_id, "state": state}])]
+        text = _text(error) if state["stopReason"] == "error" else None
+        ended = ChildEnded(status=_ENDED[state["stopReason"]], error=text)
+        update = {"sessionUpdate": "subagent_update", "sessionId": child.session_id, "state": state}
+        return [Step(event=ended, session=child.session_id), Step([update])]

@@ -77,6 +77,7 @@ from ..events import (
     ApiRetry,
     Assistant,
     Cancelled,
+    ChildRetry,
     Event,
     MessagesReplaced,
     ModelFallback,
@@ -133,8 +134,9 @@ class Translation:
         steps = self._run(p)
         if p.child is None:
             return steps
-        # a subagent's message, for a client that has child sessions (subagents.py)
-        return [Step(step.updates, step.event, session=p.child) for step in steps]
+        # a subagent's message, for a client that has child sessions (subagents.py); a retry in it
+        # is the child's warning (children.py, issue 51.2), never the parent turn's
+        return [Step(step.updates, _child_event(step.event), session=p.child) for step in steps]
 
     def _run(self, p: Pass) -> list[Step]:
         if p.own:
@@ -158,6 +160,14 @@ class Translation:
             kept = [Step(s.updates, s.event if isinstance(s.event, Cancelled) else None) for s in steps]
             steps = [s for s in kept if s.updates or s.event is not None]
         return steps
+
+
+def _child_event(event: Event | None) -> Event | None:
+    if isinstance(event, ApiRetry):
+        return ChildRetry(
+            attempt=event.attempt, max_retries=event.max_retries, error_status=event.error_status, error=event.error
+        )
+    return event
 
 
 def _interrupted(steps: list[Step], interrupts: Interruptions) -> list[Step]:
