@@ -45,7 +45,7 @@ CORE = (
     "ids",
     "negotiation",
     "conditions",
-    "families",
+    *("families", "neutral"),  # the other ACP agents' failures, provider-neutral (issue 53)
     "titles",
     "redaction",
     "redaction_found",
