@@ -384,4 +384,12 @@ def render_families_markdown() -> str:
     lines.append(
         f"| every family | | the agent process | exits mid-prompt | `{AGENT_EXITED.category.value}` | `new_session` |"
     )
+    lines.append(
+        f"| every family | | `stopReason` | `end_turn` with nothing shown (no text, thought, tool call or plan) "
+        f"| `{EMPTY_TURN.category.value}` | `{EMPTY_TURN.actions[0].value}` |"
+    )
+    for family in FAMILIES:
+        for notice in family.notices:
+            row = f"| {family.name} | | agent text | starts `` {notice} ``: its own notice | no record, no answer | |"
+            lines.append(row)
     return "\n".join(lines) + "\n"

@@ -129,6 +129,7 @@ class _Prompt:
     #: the ledger refuses: its frames pass as they are)
     tracked: bool
     shown: bool = False  # the agent showed something of the turn (text, thought, tool call, plan)
+    cancelled: bool = False  # the client cancelled it
     answered: bool = False  # ... and a real answer (AgentAnswered was fed)
 
 
@@ -285,6 +286,8 @@ class Relay:
                 blocks = params.get("prompt") if isinstance(params, Mapping) else None
                 self._kept.setdefault(session_id, _Kept()).prompted(len(blocks) if isinstance(blocks, list) else 1)
         elif method == "session/cancel" and session_id in self._ledgers:
+            for prompt in self._prompts.values():
+                prompt.cancelled = prompt.cancelled or prompt.session_id == session_id
             self._feed(session_id, Cancelled())  # the agent answers the prompt itself
         elif method == "session/load" and key is not None:
             # A fresh ledger (a new epoch, spec: "Identity"); the kept records wait for the replay.
@@ -439,8 +442,9 @@ class Relay:
 
     def agent_exited(self) -> list[Output]:
         """The agent's output ended (it exited): a capable client's prompts still running are
-        answered ``end_turn`` with a ``connection`` record; a plain client sees the connection
-        end as it would without the proxy."""
+        answered ``end_turn`` with a ``connection`` record (a cancelled one ``cancelled``, and the
+        loss is then a session-scoped record before it, as the ledger decides); a plain client sees
+        the connection end as it would without the proxy."""
         prompts, self._prompts = self._prompts, {}
         if not self.records:
             return []
@@ -449,11 +453,14 @@ class Relay:
             request = {"jsonrpc": "2.0", "id": json.loads(key)}
             exited = AgentExited(failure=agent_failure(AGENT_EXITED))
             sent = (self._feed(prompt.session_id, exited) or []) if prompt.tracked else []
-            answer = next((o for o in sent if isinstance(o, PromptResponseOut)), None)
+            notices = [o for o in sent if isinstance(o, SessionUpdateOut) and o.record is not None]
+            out.extend(ToClient(_dump(o.to_jsonrpc())) for o in notices)
+            answer = next((o for o in sent if isinstance(o, PromptResponseOut) and o.record is not None), None)
             if answer is not None:
                 out.append(ToClient(_dump(_with_record(request, answer))))
-            else:  # a prompt the ledger never took: answered all the same, nothing invented on it
-                out.append(ToClient(_dump({**request, "result": {"stopReason": "end_turn"}})))
+            else:  # cancelled, or a prompt the ledger never took: answered all the same, no record
+                stop = "cancelled" if prompt.cancelled else "end_turn"
+                out.append(ToClient(_dump({**request, "result": {"stopReason": stop}})))
         return out
 
 
