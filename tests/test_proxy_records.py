@@ -201,3 +201,17 @@ def test_a_failed_load_replays_nothing_and_a_plain_client_is_kept_nothing() -> N
     loaded = line({"jsonrpc": "2.0", "id": 10, "result": {}})
     assert [o.line for o in plain.from_agent(loaded)] == [loaded]
     assert plain.kept("s1") == ()
+
+
+def test_loads_never_answered_hold_bounded_memory() -> None:
+    # a hostile client's unanswered loads: the oldest of more than 64 is let go (its late answer
+    # then passes as it is, with nothing replayed)
+    r = relay()
+    prompt(r, 1)
+    r.from_agent(error(1))
+    for n in range(100, 165):
+        _load(r, n)
+    first = line({"jsonrpc": "2.0", "id": 100, "result": {}})
+    assert [o.line for o in r.from_agent(first)] == [first]
+    last = line({"jsonrpc": "2.0", "id": 164, "result": {}})
+    assert [record_of(m)["id"] for m in sent(r.from_agent(last))[:-1]] == ["t1:error"]  # type: ignore[index]

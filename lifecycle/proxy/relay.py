@@ -95,6 +95,8 @@ MAX_KEPT = 256
 #: the updates that show the user something of the turn (a turn with none of them is silent)
 _VISIBLE = frozenset(("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"))
 _INFO_UPDATE = {"sessionUpdate": "session_info_update"}
+#: the most ``session/load`` requests waiting for their answer (a hostile client's are bounded)
+_MAX_LOADS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +298,8 @@ class Relay:
             self._loads[key] = _Replay(
                 session_id, list(kept.records.values()) if kept else [], list(kept.blocks) if kept else []
             )
+            while len(self._loads) > _MAX_LOADS:  # loads never answered: the oldest is let go
+                del self._loads[next(iter(self._loads))]
 
     def _feed(self, session_id: str, event: Event) -> list[Outbound] | None:
         """Feed the session's ledger; what it sends (each kept), or None when it refused the event."""
