@@ -28,10 +28,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from .events import AgentFailure
-from .wire import Action, Category, Severity
+from .air import Action, Category, Severity
+
+if TYPE_CHECKING:  # the events bring the record's model (pydantic): a plain client's relay never needs them
+    from .events import AgentFailure
 
 __all__ = [
     "AGENT_EXITED",
@@ -102,6 +104,8 @@ EMPTY_TURN = _c("empty_turn", Category.UNKNOWN, _RETRY, "The agent ended its tur
 def agent_failure(cond: FamilyCondition, words: str = "") -> AgentFailure:
     """The provider-neutral event value of a family row (:class:`lifecycle.events.AgentFailure`),
     with the agent's ``words`` (already :func:`agent_words`)."""
+    from .events import AgentFailure
+
     return AgentFailure(key=cond.key, category=cond.category, actions=cond.actions, fallback=cond.fallback, words=words)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .wire import AIR_VERSION, air_of, with_air
+from .air import AIR_VERSION, air_of, with_air
 
 __all__ = [
     "BACKGROUND_SUBAGENTS",
@@ -123,6 +123,8 @@ class ClientState:
             ``_meta["terminal-auth"]: true``).
         terminal_auth_meta: ... declared by ``_meta["terminal-auth"]: true`` (Zed, JetBrains and the
             ACP registry's validator): each login method then carries its full command.
+        gateway_auth: ``auth._meta.gateway: true``: the client offers the gateway logins (the
+            reference's ``gateway`` and ``gateway-bedrock``, :mod:`lifecycle.agent.providers`).
         terminal_output: ``_meta.terminal_output: true``: the client draws a tool's terminal
             output (the reference adapter's terminal cards).
         background_subagents: AIR's ``backgroundSubagents`` capability (with a supported
@@ -142,6 +144,7 @@ class ClientState:
     compaction: bool = False
     terminal_auth: bool = False
     terminal_auth_meta: bool = False
+    gateway_auth: bool = False
     terminal_output: bool = False
     background_subagents: bool = False
     plan: bool = False
@@ -171,6 +174,7 @@ class ClientState:
                 compaction=isinstance(session, Mapping) and isinstance(session.get("compaction"), Mapping),
                 terminal_auth=meta_terminal or (isinstance(auth, Mapping) and auth.get("terminal") is True),
                 terminal_auth_meta=meta_terminal,
+                gateway_auth=isinstance(auth, Mapping) and _gateway(auth.get("_meta")),
                 terminal_output=isinstance(meta, Mapping) and meta.get("terminal_output") is True,
                 background_subagents=_air_declares(caps, BACKGROUND_SUBAGENTS),
                 plan=caps.get("plan") is not None,
@@ -178,6 +182,10 @@ class ClientState:
             )
         except Exception:  # a hostile Mapping implementation: nothing declared, never a crash
             return cls()
+
+
+def _gateway(meta: object) -> bool:
+    return isinstance(meta, Mapping) and meta.get("gateway") is True
 
 
 def _as_json(client_capabilities: object) -> Mapping[str, Any]:

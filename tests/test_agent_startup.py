@@ -68,10 +68,14 @@ WORKS = {
     | {"systemPrompt": {"mode": {"override": {}}}},
     "auth": {"logout": {}},
     # Issue 50.B: the reference adapter 0.101.0's (dist/acp-agent.js, ``initialize``): a prompt sent
-    # while a turn runs is queued, and answered with its own reply.
-    "_meta": {"claudeCode": {"promptQueueing": True}},
+    # while a turn runs is queued, and answered with its own reply. Issue 52.4: its ``authStatus``
+    # marker, always empty (dist/auth-status.js ``authStatusCapability``).
+    "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
+    # Issue 52.4: the reference's ``providers: {}`` (dist/acp-agent.js ``initialize``: "Advertised
+    # unconditionally"): providers/list, set and disable are served.
+    "providers": {},
 }
-CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, **AIR}}
+CAPABLE = {**WORKS, "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}, **AIR}}
 #: The result's own ``_meta``, the reference's (``_session/steering`` is served).
 STEERING = {"steering": {"supported": True}}
 

@@ -41,7 +41,7 @@ PACKAGE = ROOT / "lifecycle"
 #: command, the conformance kit or the logging listener.
 CORE = (
     "errors",
-    "wire",
+    *("air", "wire"),  # the record's vocabulary without pydantic, the record
     "ids",
     "negotiation",
     "conditions",

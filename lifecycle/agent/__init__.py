@@ -95,7 +95,13 @@ from .config import AUTH_METHOD_ID, AgentConfig, build_parser, config_from_args
 from .startup import _redact_log_fields, cli_main, serve
 
 if TYPE_CHECKING:
-    from claude_agent_sdk import get_session_info, get_session_messages, list_sessions
+    from claude_agent_sdk import (
+        get_session_info,
+        get_session_messages,
+        get_subagent_messages,
+        list_sessions,
+        list_subagents,
+    )
 
     from .runtime import ClientFactory, SdkClient
     from .server import ClaudeAcpAgent
@@ -111,10 +117,12 @@ _LAZY = {
     "get_session_info": "claude_agent_sdk",
     "get_session_messages": "claude_agent_sdk",
     "list_sessions": "claude_agent_sdk",
+    "list_subagents": "claude_agent_sdk",
+    "get_subagent_messages": "claude_agent_sdk",
 }
 
 __all__ += ["_redact_log_fields", "build_parser", "config_from_args"]
-__all__ += ["get_session_info", "get_session_messages", "list_sessions"]
+__all__ += ["get_session_info", "get_session_messages", "get_subagent_messages", "list_sessions", "list_subagents"]
 
 
 def __getattr__(name: str) -> Any:

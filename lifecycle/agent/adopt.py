@@ -69,6 +69,10 @@ class AdoptingTransport(CliTransport):
             # What ClaudeSDKClient does to the options of the transport it builds itself.
             options = dataclasses.replace(options, permission_prompt_tool_name="stdio")
         super().__init__(prompt=_no_prompt(), options=options)
+        self._env = dict(options.env)  # a client's provider route (providers.py); else none
+        if early is not None and self._env:  # the early one runs on the agent's own route
+            early.discard("provider_route")
+            early = None
         self._early: EarlyCli | None = early
         self._on_permission_request = on_permission_request
         self._ask_suggestions = prompt_suggestions  # until the SDK's initialize has been written
@@ -97,7 +101,7 @@ class AdoptingTransport(CliTransport):
         """Claude Code started for ``argv``, failing as the SDK's ``connect`` fails."""
         cwd = sdk.cli_cwd(self) or os.getcwd()
         try:
-            return await spawn_cli(argv, cwd, cli_env(os.environ, cwd, sdk_version))
+            return await spawn_cli(argv, cwd, cli_env({**os.environ, **self._env}, cwd, sdk_version))
         except FileNotFoundError as exc:
             if not Path(cwd).exists():
                 raise sdk.fail_start(self, CLIConnectionError(f"Working directory does not exist: {cwd}")) from exc

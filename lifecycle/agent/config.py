@@ -71,6 +71,25 @@ def _agent_command() -> tuple[str, list[str]]:
     return sys.executable, ["-m", "lifecycle.agent"]
 
 
+#: The reference's gateway logins (``authenticate`` with ``_meta.gateway {baseUrl, headers}``:
+#: :mod:`lifecycle.agent.providers`), offered to a client that declares ``auth._meta.gateway``;
+#: the protocol each routes through.
+GATEWAY_METHODS: Final[Mapping[str, str]] = {"gateway": "anthropic", "gateway-bedrock": "bedrock"}
+
+
+def _gateway_methods() -> list[dict[str, object]]:
+    """The gateway logins' ``authMethods`` entries, the reference's word for word."""
+    return [
+        {
+            "id": method_id,
+            "name": "Custom model gateway",
+            "description": "Use a custom gateway to authenticate and access models",
+            "_meta": {"gateway": {"protocol": protocol}},
+        }
+        for method_id, protocol in GATEWAY_METHODS.items()
+    ]
+
+
 def auth_methods(client: ClientState, *, hide_claude_auth: bool = False) -> list[dict[str, object]]:
     """The ``authMethods`` of an ``initialize`` answer: the terminal logins for a client that runs
     them (:attr:`~lifecycle.negotiation.ClientState.terminal_auth`; declared by
@@ -88,7 +107,8 @@ def auth_methods(client: ClientState, *, hide_claude_auth: bool = False) -> list
             label = _TERMINAL_LABELS[str(method["id"])]
             entry["_meta"] = {"terminal-auth": {"command": command, "args": [*prefix, *args], "label": label}}
         methods.append(entry)
-    return [*methods, dict(_AGENT_METHOD)]
+    gateway = _gateway_methods() if client.gateway_auth else []  # after the terminal logins, as the reference
+    return [*methods, *gateway, dict(_AGENT_METHOD)]
 
 
 #: The environment variables naming the Claude Code executable, first wins: this agent's own, then
@@ -148,7 +168,11 @@ AGENT_CAPABILITIES: dict[str, object] = {
     "auth": {"logout": {}},
     # The reference's: a ``session/prompt`` sent while a turn runs waits its turn (Claude Code
     # queues it) and is answered with its own reply.
-    "_meta": {"claudeCode": {"promptQueueing": True}},
+    # ``authStatus``: the reference's marker, "this agent pushes ``_auth/status_update``"
+    # (:mod:`lifecycle.agent.auth_status`); always empty.
+    "_meta": {"claudeCode": {"promptQueueing": True}, "authStatus": {}},
+    # The reference's: ``providers/list``, ``set`` and ``disable`` (:mod:`lifecycle.agent.providers`).
+    "providers": {},
 }
 #: The ``initialize`` result's own ``_meta`` (beside ``agentCapabilities``), the reference's:
 #: ``_session/steering`` injects a message into the running turn (:mod:`lifecycle.agent.steering`).
@@ -178,7 +202,8 @@ class AgentConfig:
             ``CLAUDE_CODE_THINKING_DISPLAY``: :func:`lifecycle.agent.environment.thinking_option`].
         settings: Claude Code's ``--settings`` JSON [``CLAUDE_MODEL_CONFIG``:
             :func:`lifecycle.agent.environment.model_config_settings`].
-        hide_claude_auth: offer no Claude subscription login (``--hide-claude-auth``).
+        hide_claude_auth: offer no Claude subscription login, and refuse a session or a turn a
+            claude.ai subscription would pay for (``--hide-claude-auth``).
     """
 
     model: str | None = None
@@ -230,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--hide-claude-auth",
         action="store_true",
-        help="offer no Claude subscription login (API keys and the Console login only)",
+        help="offer no Claude subscription login and refuse a session or turn it would pay for (API keys and the "
+        "Console login only)",
     )
     p.add_argument("-v", "--version", action="version", version=_version(), help="print the version and exit")
     p.add_argument(

@@ -346,6 +346,7 @@ class Offered:
         self._cache: ModelsCache | None = None
         self.info: dict[str, Any] | None = None  # the last report
         self.reported = asyncio.Event()  # a Claude Code of this agent reported
+        self.listener: Callable[[dict[str, Any]], None] | None = None  # told of each report (the account)
 
     @property
     def cache(self) -> ModelsCache:
@@ -358,6 +359,8 @@ class Offered:
         self.info = info
         self.cache.write(info.get("models"))
         self.reported.set()
+        if self.listener is not None:
+            self.listener(info)
 
 
 def available_commands(commands: Sequence[Any]) -> list[dict[str, Any]]:

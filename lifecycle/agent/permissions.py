@@ -13,6 +13,12 @@ Rules
   an answer that still arrives is not honoured. A question Claude Code withdraws itself (its
   ``control_cancel_request``, e.g. a ``PermissionRequest`` hook of the user's settings decided
   first) is withdrawn at the client the same way.
+* A question that comes while no prompt's turn is open (a background subagent asking after its
+  turn ended) is **late**: it is asked all the same, under the same rules, and open until it is
+  answered or withdrawn (a ``session/cancel`` of the session or of its child, the session's close:
+  :meth:`PermissionBroker.withdraw_late`, :meth:`PermissionBroker.withdraw`); the turn machine
+  never sees it. Where each question is asked (a subagent's on its child session, with the child
+  ``requires_action``) is :mod:`lifecycle.agent.question_routes`'s.
 * The adapter never grants a permission itself: nothing is remembered here, and every
   ``can_use_tool`` call is asked. Claude Code calls it only for what its own permission engine
   does not allow; a rule the user approved reaches that engine and is decided there
@@ -68,10 +74,12 @@ from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, Permis
 from ..events import PermissionAnswered, PermissionAsked
 from . import questions, sdk
 from .always import always_option, always_updates
+from .question_routes import LATE_WITHDRAWN_MESSAGE, Route
 
 if TYPE_CHECKING:
     from ..acp import SessionPublisher
     from .modes import SessionSettings
+    from .question_routes import QuestionRoutes
     from .stream import StreamRenderer
 
 __all__ = [
@@ -127,6 +135,15 @@ class Question:
     asked: asyncio.Future[Any] | None = None
     #: The JSON-RPC id of that request on the wire (a withdrawal cancels it by this id).
     request_id: object = None
+    #: Where it is asked (:mod:`lifecycle.agent.question_routes`); None: the parent session,
+    #: the turn's question.
+    route: Route | None = None
+    #: A late question (its route's ``late``) is open until answered or withdrawn here.
+    late_open: bool = False
+
+    @property
+    def late(self) -> bool:
+        return self.route is not None and self.route.late
 
 
 class _Connection(Protocol):
@@ -174,6 +191,7 @@ class PermissionBroker:
         cwd: str,
         on_cancelled: Callable[[], Awaitable[None]],
         elicitation_form: bool = False,
+        routes: QuestionRoutes | None = None,
     ) -> None:
         self._publisher = publisher
         self._renderer = renderer
@@ -184,16 +202,25 @@ class PermissionBroker:
         self._questions: dict[str, Question] = {}  # tool use id -> its question (oldest first)
         self._tasks: set[asyncio.Future[None]] = set()  # cancels a ``cancelled`` answer started
         self._form = elicitation_form  # the client shows form elicitations (questions.py)
+        self._routes = routes  # where each question is asked (question_routes.py); None: here, the turn's
 
     @property
     def _id(self) -> str:
         return self._publisher.session_id
 
-    def _open(self, tool_use_id: str) -> bool:
-        return self._publisher.ledger.question_open(tool_use_id)
+    def _open(self, question: Question) -> bool:
+        if question.late:
+            return question.late_open
+        return self._publisher.ledger.question_open(question.tool_use_id)
 
-    async def _show(self, updates: list[dict[str, Any]]) -> None:
-        if updates:
+    def _sid(self, question: Question) -> str:
+        """The session the question is asked on (a child's, or this one)."""
+        return question.route.session_id if question.route is not None else self._id
+
+    async def _show(self, updates: list[dict[str, Any]], session_id: str | None = None) -> None:
+        if updates and session_id is not None and session_id != self._id:
+            await self._publisher.emit(updates, session_id=session_id)  # a child's session
+        elif updates:
             await self._publisher.show(updates)
 
     async def _mode_changed(self, mode: str) -> None:
@@ -256,25 +283,39 @@ class PermissionBroker:
         if tool_id is None:
             log.warning("permission.no_tool_use_id", session_id=sid)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
-        try:
-            await self._publisher.feed(PermissionAsked(tool_use_id=tool_id))
-        except Exception as exc:  # e.g. the same id asked twice: the machine refuses it
-            log.warning("permission.refused", session_id=sid, tool_use_id=tool_id, error_type=type(exc).__name__)
-            return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
+        route = self._routes.route(context.agent_id) if self._routes is not None else None
         question = self._questions.get(tool_id)
+        if route is not None and route.late:  # no turn owns it (question_routes.py)
+            if question is not None and (question.asked is not None or question.late_open):
+                log.warning("permission.refused", session_id=sid, tool_use_id=tool_id, error_type="asked_twice")
+                return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
+            log.info("permission.late", session_id=sid, tool_use_id=tool_id, child=route.child is not None)
+        elif not await self._turn_asks(tool_id):
+            return PermissionResultDeny(message=WITHDRAWN_MESSAGE)
         if question is None or question.asked is not None:  # a request the transport did not see
             question = self._questions[tool_id] = Question(tool_id)
+        question.route = route
+        question.late_open = route is not None and route.late
         try:
             return await self._decide_asked(question, tool_name, tool_input, context)
         finally:
             if self._questions.get(tool_id) is question:
                 del self._questions[tool_id]
 
+    async def _turn_asks(self, tool_id: str) -> bool:
+        """The turn machine opens the question (:class:`PermissionAsked`); False when it refuses."""
+        try:
+            await self._publisher.feed(PermissionAsked(tool_use_id=tool_id))
+        except Exception as exc:  # e.g. the same id asked twice: the machine refuses it
+            log.warning("permission.refused", session_id=self._id, tool_use_id=tool_id, error_type=type(exc).__name__)
+            return False
+        return True
+
     async def _decide_asked(
         self, question: Question, tool_name: str, tool_input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow | PermissionResultDeny:
         sid, tool_id = self._id, question.tool_use_id
-        if not self._open(tool_id):
+        if not self._open(question):
             log.info("permission.not_asked", session_id=sid, tool_use_id=tool_id)
             return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
         if tool_name == "AskUserQuestion":  # a question to the user, not a permission (questions.py)
@@ -287,29 +328,30 @@ class PermissionBroker:
         )
         try:
             option = await self._ask(question, tool_name, tool_input, always)
-            still_open = self._open(tool_id)
+            still_open = self._open(question)
         finally:
-            with contextlib.suppress(Exception):
-                await self._publisher.feed(PermissionAnswered(tool_use_id=tool_id))
+            await self._answered(question)
         if not still_open:
             log.info("permission.withdrawn", session_id=sid, tool_use_id=tool_id)
-            return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
+            return _withdrawn(question)
         log.info("permission.answered", session_id=sid, tool_use_id=tool_id, option=option)
         if option == ALLOW_ONCE:
-            await self._running(tool_id)
+            await self._running(question)
             return PermissionResultAllow(updated_input=tool_input)
         if option in EXIT_PLAN_MODES and tool_name == "ExitPlanMode":
             mode = EXIT_PLAN_MODES[option]
-            await self._running(tool_id)
+            await self._running(question)
             await self._mode_changed(mode)
             update = PermissionUpdate(type="setMode", mode=mode, destination="session")  # type: ignore[arg-type]
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=[update])
         if option == ALLOW_ALWAYS and always is not None and updates:
-            await self._running(tool_id)
+            await self._running(question)
             for update in updates:
                 if update.type == "setMode" and isinstance(update.mode, str):
                     await self._mode_changed(update.mode)
             return PermissionResultAllow(updated_input=tool_input, updated_permissions=list(updates))
+        if option == "cancelled" and question.late:  # no turn to cancel: the user's refusal
+            return PermissionResultDeny(message=DENIED_MESSAGE)
         if option == "cancelled":
             # The client cancelled the question: the turn is cancelled (ACP: the client sends
             # ``cancelled`` for a prompt turn it cancels).
@@ -331,39 +373,56 @@ class PermissionBroker:
         tool_id = question.tool_use_id
         announce = self._renderer.ensure_tool_call(tool_id, "AskUserQuestion", tool_input)
         if announce is not None:
-            await self._show([announce])
+            await self._show([announce], self._sid(question))
         send = self._elicit if self._conn is not None and self._form else None
         try:
-            answer = await questions.ask(send, self._id, question, tool_input)
-            still_open = self._open(tool_id)
+            await self._waiting(question, True)
+            answer = await questions.ask(send, self._sid(question), question, tool_input)
+            still_open = self._open(question)
         finally:
-            with contextlib.suppress(Exception):
-                await self._publisher.feed(PermissionAnswered(tool_use_id=tool_id))
+            await self._waiting(question, False)
+            await self._answered(question)
         log.info("question.answered", session_id=self._id, tool_use_id=tool_id, answered=isinstance(answer, dict))
         if not still_open:
-            return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
+            return _withdrawn(question)
         if isinstance(answer, str):
             return PermissionResultDeny(message=answer)
-        await self._running(tool_id)
+        await self._running(question)
         return PermissionResultAllow(updated_input=answer)
 
     async def _elicit(self, params: dict[str, Any]) -> Any:
         return await sdk.send_raw_request(self._conn, "elicitation/create", params)  # sent verbatim
 
-    async def _running(self, tool_id: str) -> None:
-        update = self._renderer.mark_running(tool_id)
+    async def _answered(self, question: Question) -> None:
+        """The question ended: the turn machine is told (a late question is not its own)."""
+        question.late_open = False
+        if not question.late:
+            with contextlib.suppress(Exception):
+                await self._publisher.feed(PermissionAnswered(tool_use_id=question.tool_use_id))
+
+    async def _waiting(self, question: Question, opened: bool) -> None:
+        """A child's question opened or ended: its ``requires_action`` / ``running``
+        (:mod:`lifecycle.agent.question_routes`), on this session."""
+        routes, route = self._routes, question.route
+        if routes is None or route is None or route.child is None:
+            return
+        with contextlib.suppress(Exception):  # a state update never decides the question
+            await self._show(routes.opened(route) if opened else routes.closed(route))
+
+    async def _running(self, question: Question) -> None:
+        update = self._renderer.mark_running(question.tool_use_id)
         if update is not None:
-            await self._show([update])
+            await self._show([update], self._sid(question))
 
     async def _ask(
         self, question: Question, tool_name: str, tool_input: dict[str, Any], always: str | None
     ) -> str | None:
         """The option the client selected, ``"cancelled"``, or None (no usable answer)."""
-        sid, tool_id = self._id, question.tool_use_id
+        sid, tool_id = self._sid(question), question.tool_use_id
         announce = self._renderer.ensure_tool_call(tool_id, tool_name, tool_input)
         if announce is not None:
-            await self._show([announce])
-        if self._conn is None or not self._open(tool_id):
+            await self._show([announce], sid)
+        if self._conn is None or not self._open(question):
             return None
         from acp.schema import PermissionOption, ToolCallUpdate
 
@@ -383,6 +442,7 @@ class PermissionBroker:
         except Exception as exc:  # a rendering the schema refuses: never ask with half a question
             log.error("permission.unrenderable", session_id=sid, error_type=type(exc).__name__)
             return None
+        await self._waiting(question, True)
         request = asyncio.ensure_future(self._conn.request_permission(sid, tool_call, options))
         question.asked = request
         try:
@@ -403,6 +463,7 @@ class PermissionBroker:
             question.asked, question.request_id = None, None
             if not request.done():
                 request.cancel()
+            await self._waiting(question, False)
         return _selected(response, tool_id, [o["optionId"] for o in offered])
 
     async def _cancel_on_wire(self, tool_use_id: str, request_id: Any) -> None:
@@ -422,13 +483,32 @@ class PermissionBroker:
             waiting = list(self._questions.values())
         else:
             waiting = [q for t in tool_use_ids if (q := self._questions.get(t)) is not None]
+        await self._withdraw(waiting)
+
+    async def withdraw_late(self, child: str | None = None) -> None:
+        """Withdraw the late questions (:mod:`lifecycle.agent.question_routes`): every one (a
+        ``session/cancel`` of this session), or those of the child session ``child`` (its
+        cancel). Each is answered denied."""
+        late = [q for q in self._questions.values() if q.late_open]
+        await self._withdraw([q for q in late if child is None or (q.route is not None and q.route.child == child)])
+
+    async def _withdraw(self, waiting: list[Question]) -> None:
         for question in waiting:
+            question.late_open = False
             request, request_id = question.asked, question.request_id
             if request is None:
                 continue  # not sent (or already answered): nothing to cancel
             question.asked, question.request_id = None, None
             request.cancel()
             await self._cancel_on_wire(question.tool_use_id, request_id)
+
+
+def _withdrawn(question: Question) -> PermissionResultDeny:
+    """The denial of a question withdrawn before an answer that counts: the turn's interrupts
+    Claude (its turn is over); a late one's only refuses the tool (no turn is running for it)."""
+    if question.late:
+        return PermissionResultDeny(message=LATE_WITHDRAWN_MESSAGE)
+    return PermissionResultDeny(message=WITHDRAWN_MESSAGE, interrupt=True)
 
 
 def _exact_input(tool_input: dict[str, Any]) -> dict[str, Any] | None:

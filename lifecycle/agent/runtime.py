@@ -66,6 +66,7 @@ class Launcher:
     client_factory: ClientFactory
     offered: Offered
     meter: MeterMemory = field(default_factory=MeterMemory)  # the windows last read (meter.py)
+    route: dict[str, str] = field(default_factory=dict)  # a client's provider route (providers.py)
 
     def client(
         self,

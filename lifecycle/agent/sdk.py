@@ -68,7 +68,7 @@ __all__ = [
     "NotificationSender", "PrivateName", "SdkMismatch", "adopt_process", "check_names", "check_versions",
     "cli_command", "cli_cwd", "cli_path", "cli_process", "client_query", "control_request_sender", "fail_start",
     "jsonrpc_connection", "memory_transport_pair", "notification_sink", "observe_frames", "parse_message",
-    "raw_notifier", "route_request", "satisfies", "send_raw_request", "stored_session_path",
+    "raw_notifier", "route_request", "route_unrouted", "satisfies", "send_raw_request", "stored_session_path",
 ]  # fmt: skip
 
 #: The distributions.
@@ -462,3 +462,13 @@ def adopt_process(transport: CliTransport, process: Any) -> None:
     transport._stderr_task = _lookup(_SPAWN_DETACHED)(transport._handle_stderr())
     transport._stdin_stream = TextSendStream(process.stdin)
     transport._ready = True
+
+
+def route_unrouted(conn: object, agent: object) -> None:
+    """Route ACP ``logout`` to ``agent.logout`` and ``session/delete`` to ``agent.delete_session``:
+    the ACP SDK 0.12.1 knows both methods' models but routes neither."""
+    from acp.schema import DeleteSessionRequest, LogoutRequest
+
+    if route_request(conn, "logout", LogoutRequest, agent, "logout"):
+        route_request(conn, "session/delete", DeleteSessionRequest, agent, "delete_session")
+

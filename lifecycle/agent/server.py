@@ -9,10 +9,8 @@ import contextlib
 import copy
 import functools
 import os
-import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
 from typing import Any, ParamSpec, TypeVar, cast
 
 import acp
@@ -44,10 +42,14 @@ from ..ledger import SessionLedger
 from ..log import StructlogObserver
 from ..negotiation import ClientState
 from . import sdk
+from .auth_status import AuthStatus as Identity
+from .auth_status import credentials_available
+from .child_replay import replay_children
 from .config import (
     AGENT_CAPABILITIES,
     AUTH_METHOD_ID,
     CLAUDE_AI_LOGIN,
+    GATEWAY_METHODS,
     INITIALIZE_META,
     TERMINAL_AUTH_IDS,
     AgentConfig,
@@ -58,6 +60,7 @@ from .imports import build_deferred
 from .launch import EarlyCli, initial_settings
 from .modes import MODE_CONFIG_ID, Offered, SettingsError
 from .prompt import PromptRefused, prompt_content
+from .providers import Routing
 from .replay import replay
 from .runtime import ClientFactory, Launcher
 from .session import _Session, sdk_function
@@ -94,26 +97,6 @@ def _guarded(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]
     return handler
 
 
-def _credentials_available(env: Mapping[str, str]) -> bool:
-    """Whether Claude Code has something to authenticate with (best effort; keychains unseen)."""
-    if any(
-        env.get(k)
-        for k in (
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "CLAUDE_CODE_OAUTH_TOKEN",
-            "CLAUDE_CODE_USE_BEDROCK",
-            "CLAUDE_CODE_USE_VERTEX",
-            "CLAUDE_CODE_USE_FOUNDRY",
-        )
-    ):
-        return True
-    if sys.platform == "darwin":
-        return True  # the login lives in the macOS keychain, which is not inspected here
-    root = Path(env.get("CLAUDE_CONFIG_DIR") or Path(env.get("HOME", "~")).expanduser() / ".claude")
-    return (root / ".credentials.json").is_file()
-
-
 # ------------------------------------------------------------------ the agent
 
 
@@ -124,6 +107,8 @@ class ClaudeAcpAgent:
         config: how Claude Code is run.
         client_factory: builds the SDK client for a runtime (tests may pass their own).
         env: the environment used to judge ``authenticate`` (default: this process's).
+        identity: read and push who is signed in (:mod:`lifecycle.agent.auth_status`; :func:`run`
+            turns it on; the ``--hide-claude-auth`` guard reads it either way).
     """
 
     def __init__(
@@ -132,6 +117,7 @@ class ClaudeAcpAgent:
         *,
         client_factory: ClientFactory | None = None,
         env: Mapping[str, str] | None = None,
+        identity: bool = False,
     ) -> None:
         self.config = config or AgentConfig()
         self._env = env if env is not None else os.environ
@@ -147,16 +133,25 @@ class ClaudeAcpAgent:
         self._building: asyncio.Future[int] | None = None  # the models deferred at the start (imports)
         self._answers = MachineAnswers()  # one agent's sessions share their incident machine's answers
         self._detached: set[asyncio.Future[Any]] = set()  # prompts a steer started (steering.py)
+        self._auth = Identity(self.config.cli_path, self._env, push=identity)  # who is signed in
+        self._answered = False  # an initialize answered before the agent existed (startup.py)
+        self._routing = Routing(self._env)  # the backend a client set (providers.py)
+        self._routing.bind(self._launcher.route, lambda: list(self._sessions.values()))
+        # Who is signed in, from a session's Claude Code (not under a client's route: it is the route's).
+        self._offered.listener = lambda info: None if self._routing.route else self._auth.saw_account(info)
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
-        _route_logout(conn, self)
+        self._auth.connect(conn)
+        if self._answered:
+            self._auth.refresh()  # the identity after that initialize
+        sdk.route_unrouted(conn, self)  # logout, session/delete
+        self._routing.serve(conn)  # providers/list, set, disable
         route_session_requests(conn, self)  # their ``systemPrompt``, which the SDK's models drop
         sdk.observe_frames(conn, self._observe)  # the SDK's JSON-RPC connection (request ids)
 
     def _observe(self, event: Any) -> None:
-        """Every raw frame: a ``session/request_permission`` or ``elicitation/create`` going out has
-        its id noted, so a withdrawn question can be cancelled on the wire."""
+        """Every raw frame: an outgoing question's id is noted (a withdrawal cancels it by it)."""
         message = getattr(event, "message", None)
         method = message.get("method") if isinstance(message, dict) else None
         if method not in ("session/request_permission", "elicitation/create"):
@@ -165,15 +160,16 @@ class ClaudeAcpAgent:
         params = message.get("params")
         if not isinstance(params, dict):
             return
-        session = self._sessions.get(str(params.get("sessionId")))
-        tool_call = params.get("toolCall") if method == "session/request_permission" else params
-        if session is not None and isinstance(tool_call, dict):
-            session.permissions.saw_request(message.get("id"), tool_call.get("toolCallId"))
+        call = params.get("toolCall") if method == "session/request_permission" else params
+        tool_id = call.get("toolCallId") if isinstance(call, dict) else None
+        one = self._sessions.get(str(params.get("sessionId")))  # else a child's (question_routes.py):
+        for session in [one] if one is not None else list(self._sessions.values()):  # its parent's
+            session.permissions.saw_request(message.get("id"), tool_id)
 
     def accept_initialize(self, state: ClientState) -> None:
         """Take what an ``initialize`` answered before the agent existed declared
         (:mod:`lifecycle.agent.startup`)."""
-        self._client = state
+        self._client, self._answered = state, True
 
     def saw_client_capabilities(self, raw: object) -> None:
         """The raw ``clientCapabilities`` of an ``initialize`` request about to reach
@@ -215,6 +211,8 @@ class ClaudeAcpAgent:
         (load or resume of an open session) is closed first. ``resumed_mode``: the mode a stored
         session last ran in (:func:`lifecycle.agent.stored.stored_mode`), which it comes back in."""
         self._take_early("", None)  # a first session that did not take it: stopped
+        if self._subscription_guard:  # the reference's: no session on a subscription either
+            await self._auth.refuse_subscription(early)
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await old.close()
@@ -302,40 +300,40 @@ class ClaudeAcpAgent:
         ).model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
         # The SDK 0.12.1's model has no ``sessionCapabilities.systemPrompt`` (unstable): set as JSON.
         answer["agentCapabilities"]["sessionCapabilities"] = copy.deepcopy(AGENT_CAPABILITIES["sessionCapabilities"])
+        self._auth.refresh()  # pushed once read: after this answer
         return answer
+
+    @property
+    def _subscription_guard(self) -> bool:
+        """``--hide-claude-auth`` judges the login, unless a client's route pays (the reference's)."""
+        return self.config.hide_claude_auth and self._routing.route is None
 
     @_guarded
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        if method_id in GATEWAY_METHODS:  # the reference's gateway logins: a route (providers.py)
+            host = await self._routing.login(method_id, kwargs.get("gateway"))
+            if host is not None:  # the gateway holds the credentials: it is who is signed in
+                await self._auth.pin({"kind": "gateway", "label": "Custom model gateway", "detail": host})
+            return AuthenticateResponse()
         hidden = self.config.hide_claude_auth and method_id == CLAUDE_AI_LOGIN  # --hide-claude-auth
         if method_id != AUTH_METHOD_ID and (method_id not in TERMINAL_AUTH_IDS or hidden):
             raise RequestError.invalid_params({"methodId": method_id[:80], "details": "unknown auth method"})
-        ok = _credentials_available(self._env)
+        ok = credentials_available(self._env)
         log.info("agent.authenticate", method_id=method_id, ok=ok)
         for session in list(self._sessions.values()):
             await session.feed(AuthStatus(ok=ok))
         if not ok:
             raise RequestError.auth_required({"details": "No Claude credentials found. Run `claude /login`."})
+        await self._auth.reread()
         return AuthenticateResponse()
 
     @_guarded
     async def logout(self, **kwargs: Any) -> dict[str, Any]:
-        """ACP ``logout``: Claude Code's own ``auth logout`` (it clears the stored login)."""
-        cli = claude_cli(self.config.cli_path)
-        if cli is None:
-            raise RequestError.internal_error({"details": "Claude Code was not found."})
-        proc = await asyncio.create_subprocess_exec(
-            cli, "auth", "logout", stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL, env=dict(self._env),
-        )  # fmt: skip
-        try:
-            code = await asyncio.wait_for(proc.wait(), 30)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            code = None
-        log.info("agent.logout", exit_code=code)
-        if code != 0:
-            raise RequestError.internal_error({"details": "claude auth logout failed."})
+        """ACP ``logout``: Claude Code's own ``auth logout`` (it clears the stored login); a
+        client's route (providers.py) ends with it, as the reference's."""
+        if self._routing.route is not None:
+            await self._routing.apply(None)
+        await self._auth.logout()  # then who is signed in is read again
         return {}
 
     @_guarded
@@ -438,6 +436,7 @@ class ClaudeAcpAgent:
             if step.history.entries:
                 await session.feed(step.history)
             await session.show(step.after)
+        await replay_children(session, stored, cwd)  # a client with child sessions (child_replay.py)
         notice = unreadable_notice(read) if read else None
         if notice is not None:  # what could not be read, after what could (a notice, not a failure)
             await session.feed(Informational(content=notice, level="warning"))
@@ -576,7 +575,8 @@ class ClaudeAcpAgent:
         except PromptRefused as refused:
             # The reference's words: "Invalid params: Content blocks of type audio are not supported".
             raise RequestError(-32602, f"Invalid params: {refused.message}", refused.data) from None
-        response = await session.run_prompt(content)
+        async with self._auth.turn(self._subscription_guard):  # who is signed in (52.4)
+            response = await session.run_prompt(content)
         if self._building is None:
             self._building = asyncio.ensure_future(build_deferred())
         return response
@@ -620,6 +620,7 @@ class ClaudeAcpAgent:
             await self._early.close()  # one no runtime took
         if self._building is not None:
             self._building.cancel()
+        await self._auth.close()
 
 
 #: How long a ``session/new`` waits for Claude Code's models when none are known (Claude Code
@@ -650,16 +651,6 @@ def _session_state(session: _Session) -> dict[str, Any]:
     return {"modes": session.settings.modes(), "config_options": session.settings.config_options()}
 
 
-def _route_logout(conn: Any, agent: ClaudeAcpAgent) -> None:
-    """Route ACP ``logout`` to :meth:`ClaudeAcpAgent.logout` (the ACP SDK 0.12.1 knows the
-    method's models but routes no ``logout`` request)."""
-    from acp.schema import DeleteSessionRequest, LogoutRequest
-
-    if sdk.route_request(conn, "logout", LogoutRequest, agent, "logout"):
-        # ... nor ``session/delete`` (its models only).
-        sdk.route_request(conn, "session/delete", DeleteSessionRequest, agent, "delete_session")
-
-
 async def run(
     config: AgentConfig,
     transport: StdioTransport,
@@ -673,7 +664,7 @@ async def run(
     negotiated; ``early``: Claude Code launched for the first ``session/new`` meanwhile;
     ``interrupted``: once set (SIGINT), every running prompt is answered ``cancelled``
     (:meth:`ClaudeAcpAgent.settle`), then the agent stops."""
-    agent = ClaudeAcpAgent(config)
+    agent = ClaudeAcpAgent(config, identity=True)
     if state is not None:
         agent.accept_initialize(state)
     agent.accept_early(early)

@@ -39,6 +39,7 @@ from .meter import meter_of, meter_windows
 from .modes import EFFORT_CONFIG_ID, MODE_CONFIG_ID, MODEL_CONFIG_ID, SessionSettings, SettingsError
 from .permissions import PermissionBroker
 from .prompt import PromptContent
+from .question_routes import QuestionRoutes
 from .runtime import Launcher, _Runtime
 from .startup_failures import startup_failure
 from .steering import Steering, SteerNotSent
@@ -94,10 +95,6 @@ class _Session:
         self.cwd = cwd
         self.publisher = publisher
         self.renderer = StreamRenderer(cwd, terminal=client.terminal_output, air=client.air, plan=client.plan)
-        self.permissions = PermissionBroker(
-            publisher, self.renderer, self.settings, conn,
-            cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form,
-        )  # fmt: skip
         # the client's MCP servers (mcp.py)
         self.mcp = McpServers(mcp_servers, negotiated=client.negotiated, notices=client.notices)
         # why Claude Code stopped a turn (interrupts.py)
@@ -111,6 +108,12 @@ class _Session:
         self.children = self.lanes.get(ChildSessions)  # subagents as child sessions (subagents.py)
         self.suggestions = self.lanes.get(PromptSuggestions)  # the predicted next prompt (suggestions.py)
         self.hold = self.lanes.get(BackgroundHold)  # a prompt held for its background subagents (hold.py)
+        # where each permission question is asked, a late one too (question_routes.py)
+        self.routes = QuestionRoutes(session_id, self.children, lambda: self.publisher.ledger.flow, self.hold)
+        self.permissions = PermissionBroker(
+            publisher, self.renderer, self.settings, conn,
+            cwd=cwd, on_cancelled=self.cancel, elicitation_form=client.form, routes=self.routes,
+        )  # fmt: skip
         self.title = SessionTitle(session_id, self._show_one, self._stored_title)  # titles.py
         self.runtime: _Runtime | None = None
         self.prompt_lock = asyncio.Lock()
@@ -288,7 +291,17 @@ class _Session:
         if self.client.subagents:  # a child session shows its subagent's text (subagents.py)
             kw["forward_subagent_text"] = True
         kw["stderr"] = _forward_stderr if self.config.cli_stderr else _cli_stderr_logger(self.id)
+        if self.launcher.route:  # the backend a client set (providers.py)
+            kw["env"] = dict(self.launcher.route)
         return ClaudeAgentOptions(**kw)
+
+    async def reroute(self) -> None:
+        """A provider change (providers.py), at a turn boundary: the idle Claude Code stops now
+        (no loss: a requested stop); the next prompt starts one on the new route, resuming."""
+        async with self._starting:
+            if self.runtime is not None:
+                await self.runtime.close()
+                self.runtime = None
 
     async def ensure_runtime(self) -> _Runtime:
         """The live runtime, starting (or replacing) one when needed (after an early start still
@@ -568,6 +581,7 @@ class _Session:
         return True
 
     async def cancel(self) -> None:
+        await self.permissions.withdraw_late()  # no turn owns them: a cancel answers them denied
         if not self.prompts:
             log.info("cancel.no_running_prompt", session_id=self.id)
             return
@@ -598,6 +612,8 @@ class _Session:
         if not self.children.running(child_id) or rt is None or not rt.alive:
             return
         log.info("subagent.cancel", session_id=self.id, child_id=child_id)
+        self.routes.stopping(child_id)
+        await self.permissions.withdraw_late(child_id)
         try:
             await asyncio.wait_for(rt.stop_task(child_id), 10)
         except Exception as exc:  # a timeout too: the child's end says what became of it

@@ -10,7 +10,6 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import BinaryIO
 
@@ -21,6 +20,8 @@ EXAMPLES = ("rate-limit-then-recovery", "usage-limit-replay", "rate-limit-window
 
 def example_path(name: str) -> Path:
     """The bundled example trace ``name`` (see :data:`EXAMPLES`)."""
+    from importlib import resources  # here, not at the top: it loads zipfile, tempfile and inspect
+
     return Path(str(resources.files("lifecycle") / "examples" / f"{name}.jsonl"))
 
 

@@ -9,7 +9,6 @@ line byte for byte as the agent wrote it.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Sequence
 
@@ -33,4 +32,4 @@ def cli_main(argv: Sequence[str]) -> int:
         return 2
     from .shell import run
 
-    return asyncio.run(run(args))
+    return run(args)

@@ -54,21 +54,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..air import air_of, with_air
 from ..errors import LocalProtocolError
-from ..events import (
-    AgentAnswered,
-    AgentExited,
-    AgentFailure,
-    AgentTurnEnded,
-    Cancelled,
-    Event,
-    Outbound,
-    PromptResponseOut,
-    PromptStarted,
-    SessionUpdateOut,
-)
 from ..families import (
     AGENT_EXITED,
     EMPTY_TURN,
@@ -81,9 +70,14 @@ from ..families import (
     is_notice,
     is_protocol_error,
 )
-from ..ledger import SessionLedger
 from ..negotiation import CAPABILITY, agent_capabilities_meta, negotiate, version_is_supported
-from ..wire import SessionFailure, air_of, attach_record, with_air
+
+if TYPE_CHECKING:
+    # The core's events, ledger and record (pydantic) load with the first record's bookkeeping: a
+    # plain client's relay never needs them (workshop bench --only proxy measures it).
+    from ..events import AgentFailure, Event, Outbound, PromptResponseOut
+    from ..ledger import SessionLedger
+    from ..wire import SessionFailure
 
 __all__ = ["MAX_KEPT", "PARSE_ERROR", "Output", "Problem", "Relay", "ToAgent", "ToClient"]
 
@@ -281,6 +275,8 @@ class Relay:
             self._negotiated = negotiate(caps)
         if not self.records or not isinstance(session_id, str):
             return
+        from ..events import Cancelled, PromptStarted
+
         if method == "session/prompt" and key is not None:
             tracked = self._feed(session_id, PromptStarted(turn_id=self._new_id())) is not None
             self._prompts[key] = _Prompt(session_id, tracked)
@@ -305,6 +301,8 @@ class Relay:
         """Feed the session's ledger; what it sends (each kept), or None when it refused the event."""
         ledger = self._ledgers.get(session_id)
         if ledger is None:
+            from ..ledger import SessionLedger
+
             ledger = self._ledgers[session_id] = SessionLedger(session_id, negotiated=True, epoch=self._new_epoch())
         try:
             ledger.feed(event)
@@ -380,6 +378,8 @@ class Relay:
             if prompt.session_id == session_id and prompt.tracked:
                 prompt.shown = True
                 if real and not prompt.answered:
+                    from ..events import AgentAnswered
+
                     prompt.answered = True
                     self._feed(session_id, AgentAnswered())  # recovery publishes nothing
         return []
@@ -405,6 +405,8 @@ class Relay:
     def _replayed(self, replay: _Replay, count: int) -> list[Output]:
         ready = sorted(replay.pending, key=lambda kept: kept[0])[:count]
         replay.pending = [kept for kept in replay.pending if kept not in ready]
+        from ..events import SessionUpdateOut
+
         out: list[Output] = []
         for _, record in ready:
             update = SessionUpdateOut(session_id=replay.session_id, update=_INFO_UPDATE, record=record)
@@ -413,6 +415,8 @@ class Relay:
 
     def _settle(self, prompt: _Prompt, message: Mapping[str, Any], line: bytes) -> list[Output]:
         """The agent answered a tracked prompt: the ledger's answer composed with the agent's."""
+        from ..events import AgentTurnEnded
+
         error, result = message.get("error"), message.get("result")
         failure: AgentFailure | None = None
         if isinstance(error, Mapping) and not is_protocol_error(error.get("code")):
@@ -433,6 +437,8 @@ class Relay:
         return self._compose(outs, message, line)
 
     def _compose(self, outs: list[Outbound], message: Mapping[str, Any], line: bytes) -> list[Output]:
+        from ..events import PromptResponseOut, SessionUpdateOut
+
         out: list[Output] = []
         answer = line
         for sent in outs:
@@ -452,6 +458,8 @@ class Relay:
         prompts, self._prompts = self._prompts, {}
         if not self.records:
             return []
+        from ..events import AgentExited, PromptResponseOut, SessionUpdateOut
+
         out: list[Output] = []
         for key, prompt in prompts.items():
             request = {"jsonrpc": "2.0", "id": json.loads(key)}
@@ -478,6 +486,8 @@ def _with_record(message: Mapping[str, Any], sent: PromptResponseOut) -> dict[st
     """The agent's answer carrying the ledger's record: its result (its fields kept) with the
     ledger's stop reason (the agent's own) and the record in its ``_meta``; an error answer
     becomes ``{"stopReason": ..., "_meta": ...}`` (spec: "Delivery surfaces")."""
+    from ..wire import attach_record
+
     assert sent.record is not None
     result = message.get("result")
     result = {"stopReason": sent.stop_reason, **(result if isinstance(result, Mapping) else {})}

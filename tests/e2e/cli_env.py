@@ -198,8 +198,23 @@ def connect_log(trace_file: Path) -> list[str]:
     return out
 
 
-def cli_pids(config_dir: Path) -> list[int]:
-    """Live processes started for one run: those whose environment has its CLAUDE_CONFIG_DIR."""
+#: The identity probe's arguments (issue 52.4, the reference's ``probeCliAuthStatus``): a short
+#: ``claude auth status --json`` beside the sessions' Claude Codes, told apart by its argv.
+PROBE_ARGS = (b"auth", b"status", b"--json")
+
+
+def is_probe(pid: int) -> bool:
+    """Whether ``pid`` runs the identity probe (``… auth status --json``, through a wrapper too)."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(tuple(args[i : i + 3]) == PROBE_ARGS for i in range(len(args)))
+
+
+def cli_pids(config_dir: Path, *, probes: bool = True) -> list[int]:
+    """Live processes started for one run: those whose environment has its CLAUDE_CONFIG_DIR
+    (``probes=False``: not the identity probe, only the sessions' Claude Codes and their children)."""
     marker = f"CLAUDE_CONFIG_DIR={config_dir}".encode()
     me = os.getpid()
     pids = []
@@ -210,7 +225,7 @@ def cli_pids(config_dir: Path) -> list[int]:
             environ = (d / "environ").read_bytes()
         except OSError:
             continue
-        if marker in environ.split(b"\0"):
+        if marker in environ.split(b"\0") and (probes or not is_probe(int(d.name))):
             pids.append(int(d.name))
     return pids
 

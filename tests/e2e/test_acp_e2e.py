@@ -78,8 +78,8 @@ def test_initialize_negotiates_the_extension(kind: str, agents: Any) -> None:
     assert [m["id"] for m in agent.init["result"]["authMethods"]] == ["claude-login"]
     if agent.capable:
         assert caps["_meta"]["jetbrains"]["air"] == {"version": 1, "capabilities": ["sessionFailure"]}
-    else:  # nothing of the extension: only the reference's prompt queueing (issue 50.B)
-        assert caps["_meta"] == {"claudeCode": {"promptQueueing": True}}
+    else:  # nothing of the extension: the reference's prompt queueing (50.B), authStatus (52.4)
+        assert caps["_meta"] == {"claudeCode": {"promptQueueing": True}, "authStatus": {}}
     (line,) = [e for e in agent.log() if e.get("event") == "agent.initialize"]
     assert line["negotiated"] is agent.capable
 

@@ -22,6 +22,12 @@ Both agents must send, and ours is held to literally:
 * for the cancelled child, ``state: {state: idle, stopReason: cancelled}``, and the parent's turn
   goes on to its answer and ends ``end_turn``.
 
+* the cancelled child's Bash question goes to the child's session, the child ``requires_action``
+  while it waits and ``running`` after (the reference's ``toolUseOwner`` and ``awaitingUser``);
+* a ``session/load`` of the session afterwards announces each child again (``running``, its
+  labels), replays its tool call and text on its session and ends it as it ended live (the
+  reference's ``subagent-replay.js``).
+
 Every ``subagent_update`` either agent sends conforms to ACP's schema (``acp_schema.py``).
 Where ours differs (docs/parity/README.md, "Subagents as child sessions"): the reference hides
 the Agent call from the parent and sends ``session_message`` updates (the prompt to the child,
@@ -95,6 +101,7 @@ class Side:
         self.frames: list[dict[str, Any]] = []
         self.sid = ""
         self.cwd = Path()
+        self.client = Client(select("allow-once"))
 
     def updates(self, start: int = 0, end: int | None = None) -> list[tuple[str, dict[str, Any]]]:
         """(session id, update) of every ``session/update`` in ``frames[start:end]``."""
@@ -139,7 +146,7 @@ async def side(impl: str, tmp: Path) -> AsyncIterator[tuple[Side, Any]]:
     try:
         with (ws.tmp / f"{impl}.stderr").open("w") as stderr:
             async with acp.spawn_agent_process(
-                Client(select("allow-once")),  # type: ignore[arg-type]
+                out.client,  # type: ignore[arg-type]
                 *command,
                 env=env,
                 cwd=str(ws.cwd),
@@ -219,7 +226,10 @@ async def all_prompts(impl: str, tmp: Path) -> dict[str, Any]:
         first = await prompt(out, conn, "have a subagent read the note")
         second = await prompt(out, conn, "have a subagent look around")
         third = await cancelled_child(out, conn)
-        return {"side": out, "first": first, "second": second, "third": third}
+        load = len(out.frames)  # the session loaded again: its children replayed from their files
+        await asyncio.wait_for(conn.load_session(cwd=str(out.cwd), session_id=out.sid, mcp_servers=[]), 60)
+        await asyncio.sleep(0)  # the observer has every frame the response followed
+        return {"side": out, "first": first, "second": second, "third": third, "load": load}
 
 
 def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path) -> None:
@@ -271,17 +281,41 @@ def test_subagents_are_child_sessions_as_the_reference_shows_them(tmp_path: Path
         # answer and ends end_turn.
         stop3, start3 = run["third"]
         assert stop3 == "end_turn", impl
-        announce3, *rest3 = out.subagent_updates(start3)
+        announce3, *rest3 = out.subagent_updates(start3, run["load"])
         assert announce3["title"] == "Wait", impl
         ends3 = [u["state"] for u in rest3 if u.get("state", {}).get("state") == "idle"]
         assert ends3 == [{"state": "idle", "stopReason": "cancelled"}], (impl, rest3)
+        # Its Bash's permission question went to the child's session, the child requires_action
+        # while it waited, running after (the reference's toolUseOwner and awaitingUser).
+        (asked,) = [q for q in out.client.questions if q["toolCall"]["toolCallId"] == "toolu_sub_sleep"]
+        assert asked["sessionId"] == announce3["sessionId"], impl
+        states3 = [u["state"]["state"] for u in rest3 if u["sessionId"] == announce3["sessionId"]]
+        assert states3 == ["requires_action", "running", "idle"], (impl, rest3)
         answer3 = [
             u["content"]["text"]
-            for s, u in out.updates(start3)
+            for s, u in out.updates(start3, run["load"])
             if s == out.sid and u["sessionUpdate"] == "agent_message_chunk"
         ]
         assert answer3 == ["The subagent was stopped."], (impl, answer3)
         assert records(out) == [], impl
+        # session/load: each child announced on the parent with its labels, running; its history
+        # on its own session; its end as it ended live (the reference's subagent-replay.js).
+        load = run["load"]
+        replayed = out.subagent_updates(load)
+        for live in (announce, announce2, announce3):
+            (again,) = [u for u in replayed if u["sessionId"] == live["sessionId"] and "title" in u]
+            assert (again["title"], again["state"]) == (live["title"], {"state": "running"}), (impl, again)
+        ends = {}
+        for u in replayed:
+            if u.get("state", {}).get("state") == "idle":
+                ends.setdefault(u["sessionId"], u["state"]["stopReason"])
+        assert ends == {child: "end_turn", announce2["sessionId"]: "error", announce3["sessionId"]: "cancelled"}, impl
+        on_child_again = [u for sid, u in out.updates(load) if sid == child]
+        read_again = [u for u in on_child_again if u.get("toolCallId") == "toolu_sub_read"]
+        assert read_again[0]["sessionUpdate"] == "tool_call" and read_again[-1]["status"] == "completed", impl
+        again_text = [u["content"]["text"] for u in on_child_again if u["sessionUpdate"] == "agent_message_chunk"]
+        assert again_text == ["It says hello."], (impl, again_text)
+        assert not [u for sid, u in out.updates(load) if sid == out.sid and u.get("toolCallId") == "toolu_sub_read"]
         # Every subagent_update is ACP's by its schema.
         for update in out.subagent_updates():
             assert conforms(update), (impl, update)

@@ -9,8 +9,10 @@ Anthropic API.
   (docs/acp-agent.md, "Which Claude Code").
 * Without any of them the agent runs the CLI bundled with the pinned ``claude-agent-sdk``.
 
-The wrapper records that it ran (one line in a file of the test's own), then execs the bundled
-CLI with its arguments: what runs is still the real Claude Code.
+The wrapper records that it ran (one line in a file of the test's own: ``probe`` for the identity
+probe ``auth status --json`` of issue 52.4, which runs the same executable as the reference's
+``claudeCliPath()`` does, ``ran`` for anything else), then execs the bundled CLI with its arguments:
+what runs is still the real Claude Code.
 """
 
 from __future__ import annotations
@@ -37,10 +39,12 @@ def bundled() -> str:
 
 
 def wrapper(folder: Path, name: str) -> tuple[Path, Path]:
-    """A Claude Code executable that appends a line to its mark file, then execs the bundled CLI."""
+    """A Claude Code executable that appends a line to its mark file (``probe`` when its arguments
+    are the identity probe's, else ``ran``), then execs the bundled CLI."""
     folder.mkdir(parents=True, exist_ok=True)
     script, mark = folder / name, folder / f"{name}.ran"
-    script.write_text(f'#!/bin/sh\necho ran >> {shlex.quote(str(mark))}\nexec {shlex.quote(bundled())} "$@"\n')
+    kind = 'case "$1 $2 $3" in "auth status --json") echo probe ;; *) echo ran ;; esac'
+    script.write_text(f'#!/bin/sh\n{kind} >> {shlex.quote(str(mark))}\nexec {shlex.quote(bundled())} "$@"\n')
     script.chmod(0o755)
     return script, mark
 
@@ -68,7 +72,10 @@ def test_claude_code_executable_picks_the_cli(tmp_path: Path) -> None:
             assert events(run.workspace, "runtime.early_discarded") == []
 
     run_async(go())
-    assert mark.read_text() == "ran\n"  # one Claude Code, the one CLAUDE_CODE_EXECUTABLE names
+    runs = mark.read_text().splitlines()
+    # one Claude Code for the session, the one CLAUDE_CODE_EXECUTABLE names; the identity probe
+    # (read at initialize, long before the prompt's answer) ran it too, as the reference's does
+    assert [r for r in runs if r != "probe"] == ["ran"] and "probe" in runs
 
 
 def test_the_agents_own_variable_wins(tmp_path: Path) -> None:
@@ -85,7 +92,7 @@ def test_the_agents_own_variable_wins(tmp_path: Path) -> None:
             assert response.stop_reason == "end_turn" and run.texts() == ["Ours."]
 
     run_async(go())
-    assert our_mark.read_text() == "ran\n" and not their_mark.exists()
+    assert [r for r in our_mark.read_text().splitlines() if r != "probe"] == ["ran"] and not their_mark.exists()
 
 
 def test_cli_path_wins_over_both(monkeypatch: pytest.MonkeyPatch) -> None:

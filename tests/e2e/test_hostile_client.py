@@ -503,9 +503,9 @@ def test_stdout_to_a_regular_file(tmp_path: Path) -> None:
     assert agent.stop() == 0
     frames = [json.loads(line) for line in out.read_text().splitlines()]
     # Besides the answers, only the session's state updates (Claude Code's models and commands,
-    # sent once it started) may be there.
+    # sent once it started) and who is signed in (issue 52.4) may be there.
     answers = [f for f in frames if "method" not in f]
-    assert {f["method"] for f in frames if "method" in f} <= {"session/update"}
+    assert {f["method"] for f in frames if "method" in f} <= {"session/update", "_auth/status_update"}
     assert sorted(str(f.get("id")) for f in answers) == ["1001", "1002", "None"]
     assert all("result" in f for f in answers if f["id"] is not None)
 
@@ -558,7 +558,7 @@ def test_the_output_backlog_is_bounded_when_the_client_stops_reading(tmp_path: P
     agent = RawAgent(tmp_path).start()  # initialize answered: the agent is up and idle
     try:
         baseline = agent.rss_mb()
-        first_id = agent.frames[-1]["id"] + 1
+        first_id = max(f["id"] for f in agent.frames if "id" in f) + 1  # (not a pushed notification)
         done = len(agent.frames)
         agent.reading.clear()  # the client stops reading
         total = 16_000  # ~5.6 MB of replies: the 1 MiB backlog, then a full pipe, well before half of them
@@ -585,10 +585,14 @@ def test_the_output_backlog_is_bounded_when_the_client_stops_reading(tmp_path: P
         agent.reading.set()  # the client reads again: every request is answered, in order
         writer.join(120)
         assert not writer.is_alive()
+        # (beside them, ``_auth/status_update``: who is signed in, pushed after an initialize)
+        def replies() -> list[dict[str, Any]]:
+            return [f for f in agent.frames[done:] if "id" in f]
+
         with agent._cond:
-            assert agent._cond.wait_for(lambda: len(agent.frames) >= done + total, 120)
-        ids = sorted(f["id"] for f in agent.frames[done:])
-        assert ids == list(range(first_id, first_id + total)) and all("result" in f for f in agent.frames[done:])
+            assert agent._cond.wait_for(lambda: len(replies()) >= total, 120)
+        ids = sorted(f["id"] for f in replies())
+        assert ids == list(range(first_id, first_id + total)) and all("result" in f for f in replies())
         assert any(e.get("event") == "transport.input_resumed" for e in agent.log())
     finally:
         assert agent.stop() == 0

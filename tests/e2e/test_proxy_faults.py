@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -44,6 +45,22 @@ def test_the_client_going_away_stops_an_agent_that_ignores_eof_and_its_descendan
             time.sleep(0.05)
             tree = descendants(client.proc.pid)
         assert client.close(GONE_WITHIN_S) == 128 + 15  # the agent ended by SIGTERM
+        assert gone_within(tree, GONE_WITHIN_S) == []
+    finally:
+        client.kill()
+
+
+def test_a_sigterm_to_the_proxy_stops_an_agent_that_ignores_eof(tmp_path: Path) -> None:
+    """The client's stdin stays open; SIGTERM to the proxy (an editor stopping it) is the client
+    going away: the agent's group gets SIGTERM after the grace and the proxy exits with it."""
+    client = _client(tmp_path, "sh", "-c", "trap '' HUP; sleep 300 & sleep 301")
+    try:
+        tree = descendants(client.proc.pid)
+        while len(tree) < 3:  # sh, and its two sleeps (polled; the test's timeout bounds it)
+            time.sleep(0.05)
+            tree = descendants(client.proc.pid)
+        client.proc.send_signal(signal.SIGTERM)
+        assert client.proc.wait(GONE_WITHIN_S) == 128 + 15  # the agent ended by SIGTERM
         assert gone_within(tree, GONE_WITHIN_S) == []
     finally:
         client.kill()

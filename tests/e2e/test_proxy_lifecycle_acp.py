@@ -40,6 +40,10 @@ def _run(root: Path, command: list[str], caps: dict[str, Any]) -> tuple[list[byt
         client = LineClient(command, env=ws.agent_env(0), cwd=ws.cwd, stderr=ws.stderr_path)
         try:
             assert "result" in client.request("initialize", {"protocolVersion": 1, "clientCapabilities": caps}, 120)
+            # who is signed in (issue 52.4): pushed once the agent's bounded identity read lands,
+            # which is waited for here so that both runs hold it, wherever it falls among the turns
+            while not any(b'"_auth/status_update"' in line for line in client.lines):
+                client.next_message(60)
             sid = client.request("session/new", {"cwd": str(ws.cwd), "mcpServers": []}, 120)["result"]["sessionId"]
             params = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
             answers = [client.request("session/prompt", params, 120) for _ in range(2)]
@@ -52,8 +56,15 @@ def _run(root: Path, command: list[str], caps: dict[str, Any]) -> tuple[list[byt
 
 def _turns(lines: list[bytes]) -> list[bytes]:
     # Claude Code names the session on its own time (a side request): the title update may come
-    # before or after a turn's frames, so it is compared apart from them.
-    return [line for line in lines if b'"session_info_update"' not in line or b'"sessionFailure"' in line]
+    # before or after a turn's frames, so it is compared apart from them. So is who is signed in
+    # (``_auth/status_update``, issue 52.4): pushed when the agent's identity read lands, which is
+    # on the CLI's time too; the multiset below still holds both sides to the same pushes.
+    return [
+        line
+        for line in lines
+        if (b'"session_info_update"' not in line or b'"sessionFailure"' in line)
+        and b'"_auth/status_update"' not in line
+    ]
 
 
 def test_a_plain_client_gets_the_same_lines_through_the_proxy(tmp_path: Path) -> None:
@@ -64,6 +75,10 @@ def test_a_plain_client_gets_the_same_lines_through_the_proxy(tmp_path: Path) ->
     proxied, _ = _run(tmp_path / "proxied", proxy_command(*AGENT), {})
     assert _turns(proxied) == _turns(direct)
     assert sorted(proxied) == sorted(direct)
+    # the identity pushed once on each side, the same: the workspace's gateway token (cli_env.py
+    # ``auth="gateway"``), named by its variable
+    pushed = [line for line in direct if b'"_auth/status_update"' in line]
+    assert len(pushed) == 1 and b'"detail":"ANTHROPIC_AUTH_TOKEN"' in pushed[0], pushed
 
 
 def test_a_capable_client_gets_lifecycle_acps_own_records_untouched(tmp_path: Path) -> None:

@@ -302,8 +302,9 @@ def test_initialize_advertises_what_works(tmp_path: Path) -> None:
             session_caps = {"list", "resume", "close", "fork", "delete", "additionalDirectories"}
             assert set(caps["sessionCapabilities"]) == session_caps
             assert caps["auth"] == {"logout": {}}
-            # the reference's prompt queueing (issue 50.B), and sessionFailure for an AIR client
-            assert caps["_meta"] == {"claudeCode": {"promptQueueing": True}, **AIR}
+            # the reference's prompt queueing (issue 50.B) and authStatus marker (issue 52.4), and
+            # sessionFailure for an AIR client
+            assert caps["_meta"] == {"claudeCode": {"promptQueueing": True}, "authStatus": {}, **AIR}
 
     run_async(go())
 

@@ -100,7 +100,9 @@ def test_session_new_fails_with_claude_codes_reason_as_the_reference(
             async with _agent(impl, tmp_path, CLIENTS[client], reference_package) as (conn, ws, pid):
                 errors[impl], took[impl] = await _new_session(conn, ws)
                 if impl == "ours":
-                    assert set(cli_pids(ws.config_dir)) <= {pid}  # the failed Claude Code is gone (the agent stays)
+                    # the failed Claude Code is gone (the agent stays; the identity probe of issue 52.4 may still
+                    # be reading, a separate short process with its own bound)
+                    assert set(cli_pids(ws.config_dir, probes=False)) <= {pid}
         ref = errors["reference"]
         assert ref is not None and ref["code"] == -32603, ref
         assert ref["data"] == {"startupFailureReason": "proxy_invalid"}

@@ -78,14 +78,14 @@ def test_crafted_lines_in_claude_codes_output_end_nothing(tmp_path: Path, capabl
         script = Script(text_reply(FIRST), text_reply(SECOND))
         async with agent(tmp_path, script, select("reject"), capable=capable, prepare=_wrap) as run:
             first = await run.prompt("hello")
-            before = sorted(cli_pids(run.workspace.config_dir))
+            before = sorted(cli_pids(run.workspace.config_dir, probes=False))  # (not the identity probe, 52.4)
             assert first.stop_reason == "end_turn" and first.field_meta is None
             assert run.texts() == [FIRST]
             second = await run.prompt("again")
             assert second.stop_reason == "end_turn" and second.field_meta is None
             assert run.texts() == [FIRST, SECOND]
             assert run.records() == []  # no record invented, for either client
-            assert before and sorted(cli_pids(run.workspace.config_dir)) == before  # not restarted
+            assert before and sorted(cli_pids(run.workspace.config_dir, probes=False)) == before  # not restarted
             log = run.workspace.log()
             names = [e.get("event") for e in log]
             assert "runtime.failed" not in names and "runtime.event_failed" not in names

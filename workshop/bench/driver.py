@@ -25,6 +25,7 @@ from .incident import bench_incident
 from .inputs import FIXTURE_SET, Recordings, load_recordings, shipped_recordings, write_data
 from .memory import bench_memory
 from .peer import bench_peer
+from .proxy import bench_proxy
 from .replay import bench_replay
 
 __all__ = ["SECTIONS", "cli_main", "exit_code", "render_table", "run_bench"]
@@ -37,6 +38,7 @@ SECTIONS: tuple[tuple[str, Callable[[BenchConfig, Say], SectionResult]], ...] = 
     ("explorer", bench_explorer),
     ("imports", bench_imports),
     ("peer", bench_peer),
+    ("proxy", bench_proxy),
 )
 
 
