@@ -4,7 +4,8 @@ The package's folders are its architecture:
 
 * the core, flat in this folder, performs no I/O and is named after the spec's sections:
   ``wire`` (Wire record), ``negotiation`` (Capability negotiation), ``ids`` (Identity),
-  ``conditions`` (Categories, Actions), ``titles`` (Title and details), ``redaction`` (its rules
+  ``conditions`` (Categories, Actions), ``families`` and ``neutral`` (any other ACP agent's
+  failures, provider-neutral), ``titles`` (Title and details), ``redaction`` (its rules
   in ``redaction_found``, ``redaction_layout``, ``redaction_credentials``, ``redaction_shapes``),
   ``events``, ``incident`` and ``session_flow`` (the machines), ``answers`` (how the machines are
   asked, and the incidents' model), ``intents`` and ``ledger`` (Delivery surfaces, Internal
@@ -44,6 +45,11 @@ if TYPE_CHECKING:
     from .client import ClientProjection, Entry
     from .conditions import CONDITIONS, Condition, Recovery
     from .events import (
+        AgentAnswered,
+        AgentExited,
+        AgentFailure,
+        AgentRetrying,
+        AgentTurnEnded,
         ApiRetry,
         Assistant,
         AuthStatus,
@@ -89,6 +95,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("CONDITIONS", "Condition", "Recovery"), "conditions"),
     **dict.fromkeys(
         (
+            "AgentAnswered", "AgentExited", "AgentFailure", "AgentRetrying", "AgentTurnEnded",
             "ApiRetry", "Assistant", "AuthStatus", "Cancelled", "ChildEnded", "ChildRetry", "Event", "HistoryEntry",
             "HistoryLoaded",
             "Informational", "InternalError", "McpServerNotStarted", "MessagesReplaced", "ModelFallback",
@@ -110,6 +117,11 @@ __all__ = [
     "CONDITIONS",
     "Action",
     "ActiveIncident",
+    "AgentAnswered",
+    "AgentExited",
+    "AgentFailure",
+    "AgentRetrying",
+    "AgentTurnEnded",
     "ApiRetry",
     "Assistant",
     "AuthStatus",

@@ -45,7 +45,7 @@ from typing import Any, Final, Protocol
 from .answers import Incident
 from .conditions import CONDITIONS, Condition, Recovery, classify_assistant_error, retry_condition
 from .errors import LocalProtocolError
-from .events import ApiRetry, ChildEnded, ChildRetry
+from .events import AgentRetrying, ApiRetry, ChildEnded, ChildRetry
 from .ids import turn_error_id
 from .intents import Publish, legacy_error
 from .titles import present, retry_title
@@ -72,10 +72,11 @@ class ChildPort(Protocol):
     def note(self, what: str, **fields: Any) -> None: ...
 
 
-def plan_retry(port: ChildPort, turn_id: str, ev: ApiRetry | ChildRetry, *, negotiated: bool) -> None:
+def plan_retry(port: ChildPort, turn_id: str, ev: ApiRetry | ChildRetry | AgentRetrying, *, negotiated: bool) -> None:
     """A retry's warning under ``<turnId>:error`` (a prompt's turn, or a child's run): the same id
     updated in place (spec: "SDK ``api_retry`` progress reuses the active turn failure id"); nothing
-    after that id's terminal failure (noted), nothing for a legacy client."""
+    after that id's terminal failure (noted), nothing for a legacy client. Another ACP agent's own
+    report (:class:`AgentRetrying`, :mod:`lifecycle.neutral`) is its own title."""
     incident_id = turn_error_id(turn_id)
     current = port.incident(incident_id)
     if current is not None and current.state != "retrying":
@@ -83,8 +84,13 @@ def plan_retry(port: ChildPort, turn_id: str, ev: ApiRetry | ChildRetry, *, nego
         return
     if not negotiated:
         return  # legacy: retry progress was never shown
-    row, category = retry_condition(ev.error_status, ev.error)
-    title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
+    if isinstance(ev, AgentRetrying):
+        from .neutral import agent_title, retry_condition_of
+
+        row, category, title = retry_condition_of(ev.category), ev.category, agent_title(ev.words, "")[0]
+    else:
+        row, category = retry_condition(ev.error_status, ev.error)
+        title = retry_title(ev.attempt, ev.max_retries, has_response=ev.error_status is not None)
     port.plan(Publish(incident_id, turn_id, row, category, title, None, "warn"))
 
 

@@ -74,6 +74,11 @@ from .conditions import (
 )
 from .errors import LocalProtocolError
 from .events import (
+    AgentAnswered,
+    AgentExited,
+    AgentFailure,
+    AgentRetrying,
+    AgentTurnEnded,
     ApiRetry,
     Assistant,
     Cancelled,
@@ -91,6 +96,7 @@ from .events import (
 from .ids import turn_error_id
 from .intents import Forward, Intent, Publish, Settle, legacy_answer, text_update
 from .limits import LIMIT_FAILURES, limit_entry, refused_data
+from .neutral import agent_condition, agent_title
 from .redaction import redact
 from .titles import claude_text, legacy_result_text, present
 
@@ -313,7 +319,7 @@ class TurnFlow:
         self._enter(answer[0])
         self._perform("prompt", answer[1], turn, ev)
 
-    def on_api_retry(self, ev: ApiRetry) -> None:
+    def on_api_retry(self, ev: ApiRetry | AgentRetrying) -> None:
         turn = self._turn
         effects = self._step_turn("api_retry")
         if effects is None:
@@ -369,6 +375,28 @@ class TurnFlow:
             return
         self._perform(event, effects, turn, ev)
 
+    def on_agent_answered(self, ev: AgentAnswered) -> None:
+        self._step_and_perform("real_answer", None)
+
+    def on_agent_turn_ended(self, ev: AgentTurnEnded) -> None:
+        # The agent's answer is the turn's result (result_event's rule in neutral terms).
+        event = "result_stop" if ev.stop_reason != "end_turn" else "result_error" if ev.failure else "result_success"
+        turn = self._turn
+        effects = self._step_turn(event)
+        if effects is None:
+            self._port.note("result_outside_turn", is_error=ev.failure is not None)
+            return
+        self._perform(event, effects, turn, ev)
+
+    def on_agent_exited(self, ev: AgentExited) -> None:
+        self._step_and_perform("transport_lost", ev.failure)
+
+    def _step_and_perform(self, event: str, arg: object) -> None:
+        turn = self._turn
+        effects = self._step_turn(event)
+        if effects:
+            self._perform(event, effects, turn, arg)
+
     def on_refusal_no_fallback(self, ev: ModelRefusalNoFallback) -> None:
         turn = self._turn
         if ev.explanation and turn is not None and self._flow in IN_TURN and turn.refusal is None:
@@ -384,17 +412,10 @@ class TurnFlow:
         # A worker that announced its shutdown and then ended, or a query that threw, is the
         # runtime lost; a plain EOF is the stream ending (a turn without its result).
         key = "worker_shutdown" if self._worker_stopping else ("query_error" if thrown else None)
-        event = "transport_lost" if key is not None else "stream_ended"
-        turn = self._turn
-        effects = self._step_turn(event)
-        if effects:
-            self._perform(event, effects, turn, key)
+        self._step_and_perform("transport_lost" if key is not None else "stream_ended", key)
 
     def on_internal_error(self, ev: InternalError) -> None:
-        turn = self._turn
-        effects = self._step_turn("internal_error")
-        if effects:
-            self._perform("internal_error", effects, turn, None)
+        self._step_and_perform("internal_error", None)
 
     def on_cancel(self, ev: Cancelled) -> None:
         turn = self._turn
@@ -428,7 +449,7 @@ class TurnFlow:
     def _do_open_turn(self, turn: Turn | None, ev: PromptStarted) -> None:
         self._turn = Turn(ev.turn_id)
 
-    def _do_publish_retry(self, turn: Turn | None, ev: ApiRetry) -> None:
+    def _do_publish_retry(self, turn: Turn | None, ev: ApiRetry | AgentRetrying) -> None:
         assert turn is not None
         plan_retry(self._port, turn.turn_id, ev, negotiated=self._negotiated)  # children.py: a child's too
 
@@ -456,8 +477,14 @@ class TurnFlow:
         failure = arrived[0]
         self._port.background_failure(failure[0], failure[1], "error_result")
 
-    def _do_settle_stop(self, turn: Turn | None, ev: Result) -> None:
+    def _do_settle_stop(self, turn: Turn | None, ev: Result | AgentTurnEnded) -> None:
         assert turn is not None
+        if isinstance(ev, AgentTurnEnded):  # the agent's own stop reason, its record beside it
+            if ev.failure is not None and self._negotiated:
+                self._settle_agent(turn, ev.failure, ev.stop_reason)
+            else:
+                self._port.plan(Settle(turn.turn_id, ev.stop_reason))
+            return
         stop = stop_reason_for(ev.stop_reason, ev.terminal_reason)
         if stop == "refusal" and turn.refusal:
             # The refused response shows nothing: Claude's explanation is the answer.
@@ -476,8 +503,12 @@ class TurnFlow:
         assert turn is not None
         self._settle_held(turn, ev if isinstance(ev, Result) else None)
 
-    def _do_settle_result_error(self, turn: Turn | None, ev: Result) -> None:
+    def _do_settle_result_error(self, turn: Turn | None, ev: Result | AgentTurnEnded) -> None:
         assert turn is not None
+        if isinstance(ev, AgentTurnEnded):
+            assert ev.failure is not None  # on_agent_turn_ended: result_error only with a failure
+            self._settle_agent(turn, ev.failure, "end_turn")
+            return
         cond = classify_result(ev.subtype, ev.terminal_reason, ev.result, ev.startup_failure)
         legacy = legacy_result_text(ev.subtype, ev.result, ev.errors)  # a start-up failure's: its own message
         text = claude_text(ev.result, list(ev.errors))
@@ -487,15 +518,22 @@ class TurnFlow:
         assert turn is not None
         self._port.plan(Settle(turn.turn_id, "cancelled"))
 
-    def _do_settle_runtime_loss(self, turn: Turn | None, key: str | None) -> None:
+    def _do_settle_runtime_loss(self, turn: Turn | None, key: str | AgentFailure | None) -> None:
         assert turn is not None and key is not None
-        self._settle(turn, CONDITIONS[key], "", key)
+        if isinstance(key, AgentFailure):  # the agent process ended (its family's row)
+            self._settle_agent(turn, key, "end_turn")
+        else:
+            self._settle(turn, CONDITIONS[key], "", key)
         self._runtime_incident = turn_error_id(turn.turn_id)
 
-    def _do_background_runtime_loss(self, turn: Turn | None, key: str | None) -> None:
+    def _do_background_runtime_loss(self, turn: Turn | None, key: str | AgentFailure | None) -> None:
         assert key is not None
         if self._runtime_incident is None:  # the runtime's loss is shown once
-            self._runtime_incident = self._port.background_failure(CONDITIONS[key], "", key)
+            if isinstance(key, AgentFailure):
+                cond, (title, _) = agent_condition(key), agent_title(key.words, key.fallback)
+                self._runtime_incident = self._port.background_failure(cond, title, "internal_error")
+            else:
+                self._runtime_incident = self._port.background_failure(CONDITIONS[key], "", key)
 
     def _do_settle_missing_result(self, turn: Turn | None, _: object) -> None:
         assert turn is not None
@@ -576,6 +614,21 @@ class TurnFlow:
             turn, cond, claude_text(text, result.result, list(result.errors)), "error_result", kind, legacy_text=legacy
         )
 
+    def _settle_agent(self, turn: Turn, failure: AgentFailure, stop_reason: str) -> None:
+        """Settle ``turn`` with an agent's failure: the record beside the agent's stop reason, or
+        the legacy answer (that stop reason; for ``end_turn`` the failure's JSON-RPC error)."""
+        cond = agent_condition(failure)
+        title, details = agent_title(failure.words, failure.fallback)
+        turn_id = turn.turn_id
+        if self._negotiated:
+            publish = Publish(turn_error_id(turn_id), turn_id, cond, cond.category, title, details, "fail")
+            publish.prompt_turn, publish.stop_reason = turn_id, stop_reason
+            self._port.plan(publish)
+        elif stop_reason != "end_turn":
+            self._port.plan(Settle(turn_id, stop_reason))
+        else:
+            self._port.plan(legacy_answer(turn_id, cond, failure.words, details or title, None))
+
 
 def _tool_use_id(ev: PermissionAsked | PermissionAnswered) -> str:
     if not isinstance(ev.tool_use_id, str) or not ev.tool_use_id:
@@ -595,6 +648,10 @@ TURN_HANDLERS: dict[type, Callable[[TurnFlow, Any], None]] = {
     QueryEnded: TurnFlow.on_query_end,
     InternalError: TurnFlow.on_internal_error,
     Cancelled: TurnFlow.on_cancel,
+    AgentAnswered: TurnFlow.on_agent_answered,
+    AgentRetrying: TurnFlow.on_api_retry,
+    AgentTurnEnded: TurnFlow.on_agent_turn_ended,
+    AgentExited: TurnFlow.on_agent_exited,
     PermissionAsked: TurnFlow.on_permission_asked,
     PermissionAnswered: TurnFlow.on_permission_answered,
 }

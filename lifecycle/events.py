@@ -11,10 +11,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .wire import SessionFailure, attach_record
+from .wire import Action, Category, SessionFailure, attach_record
 
 __all__ = [
     "MAX_WINDOWS",
+    "AgentAnswered",
+    "AgentExited",
+    "AgentFailure",
+    "AgentRetrying",
+    "AgentTurnEnded",
     "ApiRetry",
     "Assistant",
     "AuthStatus",
@@ -315,6 +320,64 @@ class RateLimitWindow:
     observed_at: int | None = None
 
 
+# ---------------------------------------------------------------- provider-neutral events
+# What any ACP agent reports, in no provider's words (issue 53.3): the proxy's edge
+# (:mod:`lifecycle.proxy.relay`) translates an agent's ACP frames into these, its family table
+# (:mod:`lifecycle.families`) naming the category and actions. They move the same turn machine as
+# Claude Code's events (``real_answer``, ``api_retry``, ``result_*``, ``transport_lost``).
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentFailure:
+    """A failure as an agent reported it: ``key`` names its family's row (for logs, never shown),
+    ``category`` and ``actions`` are that row's (spec: "Categories", "Actions"), ``words`` the
+    agent's own user-facing words (the title, after :func:`lifecycle.titles.present`; "" when it
+    gave none) and ``fallback`` the adapter's words used only then (spec: "Adapter-authored
+    fallback text is allowed only when no ... user-facing message exists")."""
+
+    key: str
+    category: Category
+    actions: tuple[Action, ...]
+    fallback: str
+    words: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentAnswered:
+    """The agent showed a real answer (its own text) in the session: what recovers failures that
+    wait for one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentRetrying:
+    """The agent reports that it retries the turn's request: a warning on the turn's failure id
+    (spec: "Severity"), updated in place by the next report and by the turn's failure. ``words``
+    is its own report (the title); ``category`` its family's for what is retried."""
+
+    words: str
+    category: Category = Category.SERVICE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentTurnEnded:
+    """The agent answered the turn's ``session/prompt``: ``stop_reason`` is the ACP stop reason it
+    gave (``end_turn`` for a JSON-RPC error), ``failure`` what failed (None: nothing did). A
+    failure with ``end_turn`` is the turn's failure (the record rides the ``PromptResponse``); one
+    with another stop reason (``refusal``, ``max_tokens``, ...) keeps that stop reason and carries
+    the record beside it."""
+
+    stop_reason: str
+    failure: AgentFailure | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AgentExited:
+    """The agent process ended (spec: "Lost transport"): a running turn settles with ``failure``
+    (its family's ``connection`` row), outside a turn it is a session-scoped failure."""
+
+    failure: AgentFailure
+
+
 Event = (
     PromptStarted
     | ApiRetry
@@ -339,6 +402,10 @@ Event = (
     | MessagesReplaced
     | ChildRetry
     | ChildEnded
+    | AgentAnswered
+    | AgentRetrying
+    | AgentTurnEnded
+    | AgentExited
 )
 
 

@@ -28,12 +28,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .air import Action, Category, Severity
 
+if TYPE_CHECKING:  # the events bring the record's model (pydantic): a plain client's relay never needs them
+    from .events import AgentFailure
+
 __all__ = [
+    "AGENT_EXITED",
     "AUTH_REQUIRED_CODE",
+    "EMPTY_TURN",
     "FAMILIES",
     "HTTP_STATUS",
     "PROTOCOL_ERRORS",
@@ -41,10 +46,12 @@ __all__ = [
     "UNKNOWN_FAMILY",
     "Family",
     "FamilyCondition",
+    "agent_failure",
     "agent_words",
     "classify_agent_error",
     "classify_stop_reason",
     "family_of",
+    "is_notice",
     "is_protocol_error",
     "render_families_markdown",
 ]
@@ -88,6 +95,18 @@ UNKNOWN_ERROR = _c("unknown", Category.SERVICE, _RETRY, "The agent reported an e
 AGENT_EXITED = _c(
     "agent_exited", Category.CONNECTION, _NEW, "The agent stopped during this turn. Start a new session to go on."
 )
+#: a turn the agent ended ``end_turn`` having shown nothing at all (no text, thought, tool call or
+#: plan): gemini-cli 0.61.0's SAFETY stop (issue 53). A failure the agent did not name: the spec's
+#: ``unknown`` ("does not fit another group"), ``retry``, in the adapter's words (it gave none)
+EMPTY_TURN = _c("empty_turn", Category.UNKNOWN, _RETRY, "The agent ended its turn without an answer. Try again.")
+
+
+def agent_failure(cond: FamilyCondition, words: str = "") -> AgentFailure:
+    """The provider-neutral event value of a family row (:class:`lifecycle.events.AgentFailure`),
+    with the agent's ``words`` (already :func:`agent_words`)."""
+    from .events import AgentFailure
+
+    return AgentFailure(key=cond.key, category=cond.category, actions=cond.actions, fallback=cond.fallback, words=words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +119,9 @@ class Family:
     #: where the kind is: ``code`` (the JSON-RPC code), ``codex_error_info`` or ``errorName``
     kind_from: str
     kinds: Mapping[str, FamilyCondition]
+    #: the start of the agent's own notices that it sends as agent text (not the model's answer,
+    #: never a failure): they stay in the transcript and are no real answer (issue 53.2)
+    notices: tuple[str, ...] = ()
 
 
 def _table(rows: dict[str, FamilyCondition]) -> Mapping[str, FamilyCondition]:
@@ -143,6 +165,10 @@ CODEX = Family(
             "response_too_many_failed_attempts": SERVER_ERROR,
         }
     ),
+    # codex-acp 0.16.0, at every prompt for a model it has no metadata for (measured, issue 53):
+    # "Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can
+    # degrade performance and cause issues."
+    notices=("Model metadata for `",),
 )
 OPENCODE = Family(
     "opencode",
@@ -184,6 +210,11 @@ def family_of(agent_name: object, command: str = "") -> Family:
                 if candidate in family.agents:
                     return family
     return UNKNOWN_FAMILY
+
+
+def is_notice(family: Family, text: str) -> bool:
+    """``text`` (one agent text chunk) is one of the family's own notices."""
+    return text.lstrip().startswith(family.notices) if family.notices else False
 
 
 _CAMEL_RE: Final = re.compile(r"(?<!^)(?=[A-Z])")
@@ -357,4 +388,12 @@ def render_families_markdown() -> str:
     lines.append(
         f"| every family | | the agent process | exits mid-prompt | `{AGENT_EXITED.category.value}` | `new_session` |"
     )
+    lines.append(
+        f"| every family | | `stopReason` | `end_turn` with nothing shown (no text, thought, tool call or plan) "
+        f"| `{EMPTY_TURN.category.value}` | `{EMPTY_TURN.actions[0].value}` |"
+    )
+    for family in FAMILIES:
+        for notice in family.notices:
+            row = f"| {family.name} | | agent text | starts `` {notice} ``: its own notice | no record, no answer | |"
+            lines.append(row)
     return "\n".join(lines) + "\n"

@@ -67,6 +67,7 @@ class Publish:
     prompt_turn: str | None = None  # set: the record rides this turn's PromptResponse
     window: tuple[str, int | None] | None = None  # a usage-limit window's: (its name, its reset time)
     limits: tuple[dict[str, Any], ...] = ()  # ``rateLimits`` entries beside the record (issue 52.2)
+    stop_reason: str = "end_turn"  # the PromptResponse's (an agent's turn cut short keeps its own)
 
 
 @dataclass(slots=True)

@@ -605,7 +605,7 @@ class SessionLedger:
         if intent.prompt_turn is not None:
             extra = {"rateLimits": list(intent.limits)} if intent.limits else None
             return PromptResponseOut(
-                turn_id=intent.prompt_turn, stop_reason="end_turn", record=record, extra_meta=extra
+                turn_id=intent.prompt_turn, stop_reason=intent.stop_reason, record=record, extra_meta=extra
             )
         return SessionUpdateOut(session_id=self._session_id, update=_INFO_UPDATE, record=record)
 

@@ -40,7 +40,7 @@ PACKAGE = ROOT / "lifecycle"
 #: rules of ``redaction``, by concern). Everything else in the package is an edge, the agent, a
 #: command, the conformance kit or the logging listener.
 CORE = (
-    *("errors", "air", "wire", "ids", "negotiation", "conditions", "families", "titles"),
+    *("errors", "air", "wire", "ids", "negotiation", "conditions", "families", "neutral", "titles"),
     *("redaction", "redaction_found", "redaction_layout", "redaction_credentials", "redaction_shapes"),
     *("events", "limits", "answers", "intents", "incident", "session_flow", "delivery_surfaces"),
     *("children", "ledger", "history", "client"),

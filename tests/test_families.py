@@ -184,4 +184,8 @@ def test_the_rendered_table_has_a_row_per_kind() -> None:
     text = render_families_markdown()
     assert "| gemini | `gemini-cli`, `gemini` | `code` | `429` | `limit` | `retry` |" in text
     assert "| any, and an unknown agent | | | any other | `service` | `retry` |" in text
-    assert len(text.splitlines()) == 2 + len(ROWS) + 2 + len(STOP_CONDITIONS) + 3
+    # the silent turn and codex-acp's notice (docs/proxy.md "Silent failures and retries")
+    silent = "| `end_turn` with nothing shown (no text, thought, tool call or plan) | `unknown` | `retry` |"
+    assert f"| every family | | `stopReason` {silent}" in text
+    assert "| codex | | agent text | starts `` Model metadata for ` ``: its own notice | no record, no answer" in text
+    assert len(text.splitlines()) == 2 + len(ROWS) + 2 + len(STOP_CONDITIONS) + 3 + 2

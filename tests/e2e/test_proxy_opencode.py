@@ -13,6 +13,9 @@ or a 5xx forever without a word: not driven here.)
 * A capable client gets the failure as a record: ``APIError`` is the opencode table's
   ``service`` / ``retry`` (the error names no status), the title the provider's words without
   JSON-RPC's "Internal error: ".
+* The session loaded again (issue 53.2): opencode replays each user message as one chunk with its
+  own ``messageId``; a plain client gets the replay as opencode sends it, a capable one also gets
+  the kept record again, after the failed prompt's user message, with the same id and revision.
 """
 
 from __future__ import annotations
@@ -67,6 +70,9 @@ def _run(root: Path, command: list[str], caps: dict[str, Any]) -> tuple[list[byt
             sid = client.request("session/new", {"cwd": str(root / "project"), "mcpServers": []})["result"]["sessionId"]
             params = {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}
             answers = [client.request("session/prompt", params) for _ in SCRIPT]
+            # the session loaded again in the same process: opencode replays it (issue 53.2)
+            load = {"sessionId": sid, "cwd": str(root / "project"), "mcpServers": []}
+            assert "result" in client.request("session/load", load)
             assert client.close() == 0
         finally:
             client.kill()
@@ -98,3 +104,18 @@ def test_a_capable_client_gets_a_record(opencode: Path, tmp_path: Path) -> None:
         KEY_MESSAGE,
         ["retry"],
     )
+    # session/load: opencode 1.18.33 replays each user message (one chunk, its own messageId) and
+    # the answer's text; the proxy sends the kept record again at its place, after the failed
+    # prompt's user message, with the same id and revision (issue 53.2; docs/proxy.md "session/load")
+    messages = [json.loads(line) for line in lines]
+    # request ids: initialize 1, session/new 2, the prompts 3 and 4, session/load 5
+    ends = [i for i, m in enumerate(messages) if m.get("id") in (4, 5) and "method" not in m]
+    replay = [m["params"]["update"] for m in messages[ends[0] + 1 : ends[1]] if m.get("method") == "session/update"]
+    replay = [u for u in replay if u["sessionUpdate"] != "available_commands_update"]
+    assert [u["sessionUpdate"] for u in replay] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "user_message_chunk",
+        "session_info_update",
+    ]
+    assert replay[3]["_meta"]["jetbrains"]["air"]["sessionFailure"] == record
