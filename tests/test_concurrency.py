@@ -73,9 +73,10 @@ from lifecycle import (
     WorkerShuttingDown,
 )
 from lifecycle.acp import SessionPublisher, negotiate_client
-from lifecycle.events import Event
+from lifecycle.events import AgentAnswered, AgentExited, AgentFailure, AgentRetrying, AgentTurnEnded, Event
 from lifecycle.history import load_history
 from lifecycle.log import StructlogObserver, configure_logging
+from lifecycle.wire import Action, Category
 
 AIR = {"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}}
 
@@ -87,6 +88,10 @@ def _report(request: pytest.FixtureRequest) -> None:
 
 # ------------------------------------------------------------------ stale runtimes
 
+#: another ACP agent's 429, as the proxy's family table gives it (lifecycle/families.py)
+AGENT_FAILURE = AgentFailure(
+    key="rate_limit", category=Category.LIMIT, actions=(Action.RETRY,), fallback="Try again later."
+)
 ONE_OF_EACH: list[Event] = [
     PromptStarted(turn_id="late"),
     ApiRetry(attempt=1, max_retries=2, error_status=529, error="overloaded"),
@@ -113,6 +118,10 @@ ONE_OF_EACH: list[Event] = [
     MessagesReplaced(uuids=("a1",)),
     ChildRetry(attempt=1, max_retries=2, error_status=429, error="rate_limit"),
     ChildEnded(status="failed", error="Agent terminated early due to an API error"),
+    AgentAnswered(),
+    AgentRetrying(words="Retrying after a 503"),
+    AgentTurnEnded(stop_reason="end_turn", failure=AGENT_FAILURE),
+    AgentExited(failure=AGENT_FAILURE),
 ]
 
 
@@ -207,9 +216,7 @@ STEPS = st.lists(
 
 @given(steps=STEPS, negotiated=st.booleans())
 @settings(max_examples=60 if not h.NIGHTLY else 20_000)
-def test_tagged_events_behave_like_the_current_runtimes_events_alone(
-    steps: list[Any], negotiated: bool
-) -> None:
+def test_tagged_events_behave_like_the_current_runtimes_events_alone(steps: list[Any], negotiated: bool) -> None:
     """Reference model: an event tagged with the current runtime (or untagged) applies, any other
     is a no-op. The tagged ledger and a ledger fed only the applying events send the same."""
     tagged, reference = h.Probe(negotiated), h.Probe(negotiated)
@@ -318,9 +325,7 @@ def _stored_history(n: int) -> list[object]:
     return out
 
 
-async def _session_with_concurrent_feeders(
-    seed: int, *, lock: bool = True
-) -> tuple[list[dict[str, Any]], Agent]:
+async def _session_with_concurrent_feeders(seed: int, *, lock: bool = True) -> tuple[list[dict[str, Any]], Agent]:
     rng = random.Random(seed)
     agent = Agent(rng, lock=lock)
     frames: list[dict[str, Any]] = []
