@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .wire import AIR_VERSION, air_of, with_air
+from .air import AIR_VERSION, air_of, with_air
 
 __all__ = [
     "BACKGROUND_SUBAGENTS",

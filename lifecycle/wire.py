@@ -5,7 +5,9 @@ One record describes one revision of one logical incident. It always travels at
 ``PromptResponse`` or a ``session_info_update``); the schema is identical on both.
 
 The ``_meta.jetbrains.air`` object (the extension's namespace, also where the capability is
-negotiated) is read by :func:`air_of` and written by :func:`with_air`, and nowhere else.
+negotiated) is read by :func:`air_of` and written by :func:`with_air`, and nowhere else; both live
+in :mod:`lifecycle.air` (no pydantic: an agent reads what a client declared before it loads the
+record's model) and are re-exported here.
 
 There are deliberately no ``phase``, ``retryable``, ``turnId`` or retry-counter fields: the model
 forbids unknown keys, so such a field can never be added by accident.
@@ -13,13 +15,13 @@ forbids unknown keys, so such a field can never be added by accident.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
 
+from .air import AIR_VERSION, air_of, with_air
 from .errors import MalformedRecordError
 
 __all__ = [
@@ -35,9 +37,6 @@ __all__ = [
     "record_json_schema",
     "with_air",
 ]
-
-#: The ``version`` that sits next to every record (spec: "Wire record").
-AIR_VERSION = 1
 
 
 class Category(StrEnum):
@@ -106,39 +105,6 @@ class SessionFailure(BaseModel):
             out["details"] = self.details
         out["actions"] = [a.value for a in self.actions]
         return out
-
-
-def air_of(meta: object) -> Mapping[str, Any] | None:
-    """``meta["jetbrains"]["air"]`` when every step on that path is an object, else ``None``.
-
-    Never raises on hostile input beyond what ``Mapping.get`` itself raises.
-    """
-    if not isinstance(meta, Mapping):
-        return None
-    jetbrains = meta.get("jetbrains")
-    if not isinstance(jetbrains, Mapping):
-        return None
-    air = jetbrains.get("air")
-    return air if isinstance(air, Mapping) else None
-
-
-def with_air(meta: Mapping[str, Any] | None, **fields: Any) -> dict[str, Any]:
-    """A deep copy of ``meta`` with ``fields`` set in ``jetbrains.air`` (``version: 1`` beside them).
-
-    Every other key is kept, at every level (another vendor's namespace, ``quota``, a future
-    ``jetbrains.air`` key). A non-object value found on the path is replaced, because the
-    extension's place is defined by the spec.
-    """
-    out: dict[str, Any] = copy.deepcopy(dict(meta)) if meta else {}
-    jetbrains = out.get("jetbrains")
-    jetbrains = dict(jetbrains) if isinstance(jetbrains, Mapping) else {}
-    air = jetbrains.get("air")
-    air = dict(air) if isinstance(air, Mapping) else {}
-    air["version"] = AIR_VERSION
-    air.update(fields)
-    jetbrains["air"] = air
-    out["jetbrains"] = jetbrains
-    return out
 
 
 def attach_record(meta: Mapping[str, Any] | None, record: SessionFailure) -> dict[str, Any]:

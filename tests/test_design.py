@@ -36,11 +36,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "lifecycle"
 
-#: The core: flat modules of lifecycle/, named after the spec's sections (``redaction_*``: the
-#: rules of ``redaction``, by concern). Everything else in the package is an edge, the agent, a
-#: command, the conformance kit or the logging listener.
+#: The core: flat modules of lifecycle/, named after the spec's sections (``redaction_*``: the rules of
+#: ``redaction``, by concern). The rest of the package: edges, the agent, commands, the kit, the log listener.
 CORE = (
     "errors",
+    "air",
     "wire",
     "ids",
     "negotiation",
