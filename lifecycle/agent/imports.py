@@ -267,7 +267,7 @@ async def build_deferred(modules: frozenset[str] = BUILT_LATER) -> int:
     return built
 
 
-_warming: dict[str, asyncio.Future[None]] = {}  # the one warm-up of this process, while it runs
+_warming: dict[str, asyncio.Future[None]] = {}  # the one warm-up of this process (a reference keeps it running)
 
 
 def warm_first_prompt() -> None:
@@ -278,8 +278,7 @@ def warm_first_prompt() -> None:
     (where each would otherwise be, at its first use). Called again, it does nothing."""
     if "first_prompt" in _warming or not sys.modules.get("acp.schema"):
         return
-    task = _warming["first_prompt"] = asyncio.ensure_future(_warm())
-    task.add_done_callback(lambda _: _warming.update(done=task))
+    _warming["first_prompt"] = asyncio.ensure_future(_warm())
 
 
 async def _warm() -> None:
