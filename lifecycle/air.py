@@ -2,8 +2,10 @@
 record", "Categories", "Severity", "Actions").
 
 :mod:`lifecycle.wire` owns the record and re-exports everything here; this module exists so that a
-path that never builds a record (the proxy relaying a plain client's lines, the families table,
-capability negotiation) does not load pydantic (about 13 MB of a process's memory; issue 53.5).
+path that never builds a record does not load pydantic: the agent answers ``initialize``
+(:mod:`lifecycle.negotiation` parses what the client declared) before pydantic is loaded (issue
+49.1), and the proxy relays a plain client's lines without it (about 13 MB of a process's memory;
+issue 53.5).
 """
 
 from __future__ import annotations

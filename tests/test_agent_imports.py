@@ -338,3 +338,36 @@ def test_the_collector_is_enabled_again(module: str, expected: list[Any]) -> Non
     (result,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     outcome, enabled, frozen = json.loads(result.removeprefix("RESULT "))
     assert [outcome, enabled, frozen > 0] == expected
+
+
+# ------------------------------------------------------------------ the first prompt's warm-up
+
+_WARM = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from lifecycle.agent import imports
+    imports.import_server()
+    from acp import schema
+    def state():
+        return [getattr(schema, n).__pydantic_complete__ for n in imports.FIRST_PROMPT_MODELS] + [
+            m in sys.modules for m in imports.FIRST_PROMPT_MODULES]
+    async def go():
+        imports.warm_first_prompt()
+        imports.warm_first_prompt()  # once per process
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        await asyncio.gather(*others)
+        return len(others)
+    before = state()
+    started = asyncio.run(go())
+    print("RESULT", json.dumps([before, state(), started, asyncio.run(go())]))
+    """
+)
+
+
+def test_the_first_prompts_models_and_machine_are_ready_once_warmed() -> None:
+    done = subprocess.run([sys.executable, "-c", _WARM], capture_output=True, text=True, timeout=120, check=True)
+    (result,) = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    before, after, started, again = json.loads(result.removeprefix("RESULT "))
+    # the session/new answer, the prompt, its updates, its answer, and the ledger's turn machine
+    assert before == [False] * 5 and after == [True] * 5
+    assert (started, again) == (1, 0)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lifecycle.agent.config import AgentConfig
 from lifecycle.agent.launch import cli_argv, cli_options
 from lifecycle.agent.modes import SessionSettings
-from lifecycle.agent.session_request import BadSessionRequest, check_cwd, session_options
+from lifecycle.agent.session_request import BadSessionRequest, check_cwd, routed_model, session_options
 from lifecycle.history import history_entry, replayed_prompt, strip_markers
 
 
@@ -170,3 +170,20 @@ def test_any_json_is_applied_or_refused_with_a_clear_error(prompt: object, meta:
         check_cwd(cwd)
     except BadSessionRequest as bad:
         assert bad.data == {"cwd": cwd}
+
+
+@pytest.mark.parametrize(
+    "name", ["NewSessionRequest", "LoadSessionRequest", "ResumeSessionRequest", "ForkSessionRequest"]
+)
+def test_a_routed_request_is_the_sdks_model_plus_system_prompt_built_at_its_first_request(name: str) -> None:
+    from acp import schema
+
+    model = routed_model(name)
+    assert model.__pydantic_complete__ is False  # not built on the way to the first session/new
+    base = getattr(schema, name).model_json_schema(by_alias=True)
+    routed = model.model_json_schema(by_alias=True)
+    # every field of the SDK's model, its description included, and the unstable systemPrompt
+    assert routed["properties"].pop("systemPrompt") == {"default": None, "title": "Systemprompt"}
+    assert routed["properties"] == base["properties"] and routed.get("required") == base.get("required")
+    sample = {"cwd": "/w", "sessionId": "s", "mcpServers": [], "systemPrompt": {"append": "x"}}
+    assert model.model_validate(sample).system_prompt == {"append": "x"}

@@ -222,7 +222,7 @@ def test_later_messages_reach_the_agent_with_the_negotiated_state(monkeypatch: p
 def test_nothing_heavy_is_imported_before_initialize_is_answered() -> None:
     code = (
         "import sys, lifecycle.cli, lifecycle.agent, lifecycle.agent.startup;"
-        "heavy = [m for m in ('acp', 'claude_agent_sdk', 'mcp', 'lifecycle.acp', 'lifecycle.claude',"
+        "heavy = [m for m in ('acp', 'claude_agent_sdk', 'mcp', 'pydantic', 'lifecycle.acp', 'lifecycle.claude',"
         " 'lifecycle.agent.server') if m in sys.modules];"
         "print(heavy)"
     )

@@ -53,9 +53,10 @@ Modules
 -------
 ``config`` (settings, standard library only), ``startup`` (process entry and the fast
 ``initialize``: imports no SDK), ``imports`` (the SDKs imported at the start, faster, with the
-same models), ``launch`` (a session's Claude Code options, command line and environment, and the
-early launch: imports no SDK), ``sdk`` (the one seam to the SDKs' private parts, and the start's
-check of their versions), ``adopt`` (the SDK transport that adopts an early Claude Code),
+same models; the first prompt's models built while Claude Code starts), ``launch`` (a session's
+Claude Code options, command line and environment, and the early launch: imports no SDK),
+``sdk`` (the one seam to the SDKs' private parts, and the start's check of their versions),
+``adopt`` (the SDK transport that adopts an early Claude Code),
 ``transport`` (the guarded stdio transport), ``server`` (the agent), ``session`` (one ACP
 session), ``runtime`` (one Claude Code process), ``stream`` (Claude Code's messages as updates:
 chunks, tool calls, plan, usage), ``tool_calls`` (one tool use and its result rendered as the

@@ -66,8 +66,8 @@ from typing import Any, Final
 import structlog
 
 __all__ = [
-    "BUILT_LATER", "DEFERRED_MODULES", "ONE_PASS_MODULES", "SERVER_MODULE", "build_deferred", "deferred_builds",
-    "import_server", "one_pass_docstrings",
+    "BUILT_LATER", "DEFERRED_MODULES", "FIRST_PROMPT_MODELS", "FIRST_PROMPT_MODULES", "ONE_PASS_MODULES",
+    "SERVER_MODULE", "build_deferred", "deferred_builds", "import_server", "one_pass_docstrings", "warm_first_prompt",
 ]  # fmt: skip
 
 log = structlog.get_logger("lifecycle.agent")
@@ -86,6 +86,12 @@ BUILT_LATER: Final = frozenset({"acp.schema"})
 
 #: What the agent's entry imports in the background (the SDKs and the agent).
 SERVER_MODULE: Final = "lifecycle.agent.server"
+
+#: The ACP SDK's models every first prompt builds on its way (the ``session/new`` answer, the
+#: prompt request, its updates, its answer), and the module a ledger imports at its first event
+#: (the turn machine, python-statemachine with it): :func:`warm_first_prompt`.
+FIRST_PROMPT_MODELS: Final = ("NewSessionResponse", "PromptRequest", "SessionNotification", "PromptResponse")
+FIRST_PROMPT_MODULES: Final = ("lifecycle.session_flow",)
 
 _HOOK_MODULE: Final = "pydantic._internal._fields"
 _HOOK_NAME: Final = "extract_docstrings_from_cls"
@@ -259,6 +265,34 @@ async def build_deferred(modules: frozenset[str] = BUILT_LATER) -> int:
     # Wall time from the first build to the last, the other tasks' turns in between included.
     log.info("agent.models_built", built=built, seconds=round(time.perf_counter() - started, 3))
     return built
+
+
+_warming: dict[str, asyncio.Future[None]] = {}  # the one warm-up of this process (a reference keeps it running)
+
+
+def warm_first_prompt() -> None:
+    """Once per process, in the background: import :data:`FIRST_PROMPT_MODULES` and build those of
+    :data:`FIRST_PROMPT_MODELS` still deferred, one per turn of the event loop. The agent calls it
+    as the first session's Claude Code starts: until Claude Code answers the SDK's ``initialize``
+    the loop is idle, and what is done then is not done on the way to the first prompt's answer
+    (where each would otherwise be, at its first use). Called again, it does nothing."""
+    if "first_prompt" in _warming or not sys.modules.get("acp.schema"):
+        return
+    _warming["first_prompt"] = asyncio.ensure_future(_warm())
+
+
+async def _warm() -> None:
+    for name in FIRST_PROMPT_MODULES:
+        await asyncio.sleep(0)  # the start goes first, then one step per turn
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    schema = sys.modules.get("acp.schema")
+    for name in FIRST_PROMPT_MODELS:
+        await asyncio.sleep(0)
+        rebuild = _rebuild_if_deferred(getattr(schema, name, None), "acp.schema")
+        if rebuild is not None:
+            with contextlib.suppress(Exception):  # left to its first use, as pydantic leaves it
+                rebuild()
 
 
 def _rebuild_if_deferred(value: object, module_name: str) -> Callable[[], object] | None:

@@ -47,6 +47,7 @@ import functools
 import importlib
 import json
 import os
+import re
 import signal
 import sys
 import uuid
@@ -452,8 +453,27 @@ def _environ_has(pid: int, entry: bytes) -> bool:
     return entry in environ and entry in environ.split(b"\0")
 
 
+_VERSION_LINE: Final = re.compile(r"""^__version__\s*=\s*["']([^"'\s]+)["']\s*$""", re.MULTILINE)
+
+
 @functools.cache
 def _sdk_version() -> str | None:
+    """The Claude SDK's ``__version__`` (what its transport sets as ``CLAUDE_AGENT_SDK_VERSION``),
+    read from its ``_version.py`` without importing the SDK: ``importlib.metadata`` would read
+    every installed distribution's metadata (tens of milliseconds on the early launch's path).
+    The distribution's metadata only when that file cannot be read."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec("claude_agent_sdk")
+        folder = spec.submodule_search_locations if spec is not None else None
+        for root in folder or ():
+            with open(os.path.join(root, "_version.py"), encoding="utf-8") as f:
+                found = _VERSION_LINE.search(f.read(4096))
+            if found is not None:
+                return found.group(1)
+    except (ImportError, OSError, ValueError):
+        pass
     from importlib.metadata import PackageNotFoundError, version
 
     try:

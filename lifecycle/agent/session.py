@@ -40,6 +40,7 @@ from .child_records import CHILD_EVENTS, ChildRecords
 from .compaction import ContextCompaction
 from .following import model_switch_hook
 from .hold import BackgroundHold
+from .imports import warm_first_prompt
 from .interrupts import Interruptions
 from .lanes import LaneParts, Lanes
 from .launch import EarlyCli, cli_options
@@ -360,6 +361,7 @@ class _Session:
         )
         new = _Runtime(self.id, generation, client, self.receive, self.runtime_ended)
         log.info("runtime.start", session_id=self.id, generation=generation, resume=resume)
+        warm_first_prompt()  # while Claude Code starts, once per process (imports.py)
         await new.start(self.config.connect_timeout)
         self.connected.set()  # Claude Code answered the SDK's initialize: it started
         if replacing:

@@ -37,6 +37,8 @@ __all__ = [
     "BadSessionRequest",
     "SessionOptions",
     "check_cwd",
+    "route_session_requests",
+    "routed_model",
     "session_options",
 ]
 
@@ -187,18 +189,31 @@ _ROUTED: Final = (
 )
 
 
-def route_session_requests(conn: object, agent: object) -> None:
-    """Route the session requests of :data:`_ROUTED` on ``conn`` to ``agent`` through the SDK's
-    models extended with ``systemPrompt`` (the handler's ``system_prompt`` keyword)."""
+def routed_model(name: str) -> type[Any]:
+    """The ACP SDK's request model ``name`` (one of :data:`_ROUTED`) with ``systemPrompt`` (the
+    handler's ``system_prompt`` keyword).
+
+    Built at its first request (one of the four is the first session's), and with no field
+    docstrings read from source: the one field added has none, the base's fields keep theirs, and
+    pydantic's search for the source of a class made here walks every module (the four together
+    took about 0.1 s on the way to the first ``session/new``, for the same models)."""
     from acp import schema
     from pydantic import Field, create_model
 
+    model: type[Any] = create_model(
+        f"{name}WithSystemPrompt",
+        __base__=getattr(schema, name),
+        __cls_kwargs__={"defer_build": True, "use_attribute_docstrings": False},
+        system_prompt=(Any, Field(default=None, alias="systemPrompt")),
+    )
+    return model
+
+
+def route_session_requests(conn: object, agent: object) -> None:
+    """Route the session requests of :data:`_ROUTED` on ``conn`` to ``agent`` through the SDK's
+    models extended with ``systemPrompt`` (:func:`routed_model`)."""
     from . import sdk
 
     for method, name, attr in _ROUTED:
-        base = getattr(schema, name)
-        model = create_model(
-            f"{name}WithSystemPrompt", __base__=base, system_prompt=(Any, Field(default=None, alias="systemPrompt"))
-        )
-        if not sdk.route_request(conn, method, model, agent, attr):
+        if not sdk.route_request(conn, method, routed_model(name), agent, attr):
             return
