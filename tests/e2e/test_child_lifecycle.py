@@ -128,8 +128,11 @@ async def waiting_child(run: Run, name: str) -> tuple[asyncio.Future[Any], str, 
     while not (run.workspace.cwd / STARTED).exists():
         assert loop.time() < deadline and not prompt.done(), updates(run, start)
         await asyncio.sleep(0.05)
-    (announce,) = subagent_updates(run, start)
+    announce, *asked = subagent_updates(run, start)
     assert announce["state"] == {"state": "running"}
+    # the child's question for its sleep, if the client was asked: requires_action, then running (issue 51.1)
+    assert all(u["sessionId"] == announce["sessionId"] for u in asked), asked
+    assert [u["state"]["state"] for u in asked] in ([], ["requires_action", "running"]), asked
 
     def sleeping() -> dict[int, int]:
         return {pid: t for pid, t in descendants(run.proc.pid).items() if cmdline(pid).startswith(SLEEP)}

@@ -83,16 +83,27 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("unauthorized", "capable", "answer"): "authentication, capable client",
     ("prompt_too_long", "capable", "records"): "prompt too long",
     ("load_usage_limit", "capable", "records"): "replayed record revision",
-    ("usage_limit", "plain", "answer"): "a usage limit's reset in a legacy error",
-    ("load_usage_limit", "plain", "answer"): "a usage limit's reset in a legacy error",
 }
 
 #: For a known difference, the part of the field that must still agree: the ``api_retry`` point is
 #: about ids and revisions only (session-scoped ids there, one revised id here), so the records'
 #: carriers, categories, severities, titles, details and actions are still compared, in order.
-STILL_AGREE: dict[str, Callable[[list[Any]], Any]] = {
+STILL_AGREE: dict[str, Callable[[Any], Any]] = {
     "`api_retry` progress": lambda records: [[r[0], *r[3:]] for r in records],
+    "a usage limit's reset in a legacy error": lambda answer: _without_reset(answer),
 }
+
+
+def _without_reset(answer: Any) -> Any:
+    """A legacy answer without the reset our agent adds beside ``errorKind`` (issue 52.2): the
+    agent keeps the last window Claude Code reported rejected across its sessions, so with one
+    agent serving the scenarios one after another, any later limit failure may carry it."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("error"), dict):
+        return answer
+    error = dict(answer["error"])
+    if isinstance(error.get("data"), dict):
+        error["data"] = {k: v for k, v in error["data"].items() if k not in ("resetsAt", "retryAfterSeconds")}
+    return {**answer, "error": error}
 
 #: Differences found once the retry records were compared, that docs/parity/README.md does not list
 #: yet (a row there is the lead's to add; then the entry moves to :data:`KNOWN`). Each is exactly one
@@ -198,6 +209,7 @@ SCENARIOS: dict[str, list[Exchange]] = {
     "refusal_fallback": [refusal_then_fallback()],
 }
 MATRIX = [(s, c) for s in SCENARIOS for c in ("capable", "plain")] + [("refusal_fallback", "notices")]
+KNOWN.update({(s, "plain", "answer"): "a usage limit's reset in a legacy error" for s in SCENARIOS})
 
 
 @pytest.mark.parametrize(("scenario", "client"), MATRIX, ids=[f"{s}-{c}" for s, c in MATRIX])
