@@ -222,13 +222,13 @@ class SessionLedger:
         self._active: dict[str, Incident] = {}
         self._outbox: deque[Intent] = deque()
         self._head: Outbound | None = None
-        # Equivalent mutant (None -> ""): _take_head refuses while _head is None, and the two are set together.
+        # Equivalent mutants (None -> ""): _take_head refuses while _head is None, and the two are set
+        # together; _last_record_id (below) is compared only with a published notice's id, never empty.
         self._head_intent: Intent | None = None  # pragma: no mutate
         self._seq = 0
         self._runtime = 0
         # the prompt turn: its flow, its questions, the runtime's loss (delivery_surfaces.py)
         self._turns = TurnFlow(_TurnPort(self), self._answers, negotiated=self._negotiated)
-        # Equivalent mutant (None -> ""): it is compared only with a published notice's id, never empty.
         self._last_record_id: str | None = None  # pragma: no mutate
         self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
         self._notice_count = self._untracked_notices = 0  # active notices; those let go past the bound
