@@ -161,8 +161,11 @@ class Turn:
         self.turn_id = turn_id
         self.questions: frozenset[str] = frozenset()  # asked in in_turn, not answered (tool use ids)
         self.refusal: str | None = None  # Claude's explanation, shown if the turn ends ``refusal``
-        self.failure: _Failure | None = None  # Claude's first failure, held to settle the turn
-        self.failure_uuid: str | None = None  # the uuid of the message that carried it (if it had one)
+        # Claude's first failure, held to settle the turn, and the uuid of the message that carried it
+        # (if it had one). Equivalent mutants (None -> ""): both are set together when the turn enters
+        # ``failing`` (_do_hold_failure) and read only there.
+        self.failure: _Failure | None = None  # pragma: no mutate
+        self.failure_uuid: str | None = None  # pragma: no mutate
 
 
 class LedgerPort(Protocol):

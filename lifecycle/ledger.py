@@ -227,17 +227,22 @@ class SessionLedger:
         self._active: dict[str, Incident] = {}
         self._outbox: deque[Intent] = deque()
         self._head: Outbound | None = None
-        self._head_intent: Intent | None = None
+        # Equivalent mutants (None -> ""): _take_head refuses while _head is None, and the two are set
+        # together; _last_record_id (below) is compared only with a published notice's id, never empty.
+        self._head_intent: Intent | None = None  # pragma: no mutate
         self._seq = 0
         self._runtime = 0
         # the prompt turn: its flow, its questions, the runtime's loss (delivery_surfaces.py)
         self._turns = TurnFlow(_TurnPort(self), self._answers, negotiated=self._negotiated)
         self._child = ChildFlow(_TurnPort(self), session_id, negotiated=self._negotiated)  # a child's (children.py)
-        self._last_record_id: str | None = None
+        self._last_record_id: str | None = None  # pragma: no mutate
         self._last_notice: tuple[str, str, str | None] | None = None  # (id, title, details)
         self._notice_count = self._untracked_notices = 0  # active notices; those let go past the bound
-        self._replay_prompt: str | None = None
-        self._replay_prompt_used = False
+        # Equivalent mutants (None -> ""; False -> None or True): no prompt is falsy either way, the
+        # record's turn id is never matched against "" (turn ids are non-empty), and the flag is read
+        # only after a prompt set it to False.
+        self._replay_prompt: str | None = None  # pragma: no mutate
+        self._replay_prompt_used = False  # pragma: no mutate
         self._replay_ids: set[str] = set()  # as small as the number of replayed failures
         # window -> (its incident id, None for a notice; the title the client saw; its reset time)
         self._windows: dict[str, tuple[str | None, str, int | None]] = {}
@@ -358,8 +363,8 @@ class SessionLedger:
         intent = self._take_head()
         if isinstance(intent, Publish):
             self._commit(intent)
-        else:
-            self._last_record_id = None
+        else:  # equivalent mutant (None -> ""): compared only with a published notice's id, never empty
+            self._last_record_id = None  # pragma: no mutate
 
     def delivery_failed(self) -> None:
         """The message from :meth:`next_outbound` was not delivered: nothing it shows is committed."""
@@ -565,8 +570,9 @@ class SessionLedger:
         for inc in [i for i in self._active.values() if i.recovery is policy]:
             if exclude_turn is not None and inc.turn_id == exclude_turn:
                 continue
-            if inc.state == "noticed":
-                continue  # notices are not cleared by generic success
+            if inc.state == "noticed":  # notices are not cleared by generic success
+                # Equivalent mutant (break): a notice's recovery is `never`, which no caller recovers.
+                continue  # pragma: no mutate
             self._fire(inc, event)
             del self._active[inc.id]
 

@@ -434,3 +434,15 @@ def test_an_impure_machine_names_what_it_changed() -> None:
 def test_a_new_incident_starts_in_the_machines_initial_state() -> None:
     # answers.py names the initial state so that a ledger holds incidents without importing the machine.
     assert INITIAL_STATE == IncidentMachine.initial_state.id == Incident("t1:error", "t1").state
+
+
+def test_a_new_incident_has_delivered_nothing() -> None:
+    """answers.py, ``Incident``: "A new incident has delivered nothing: revision 0, category unknown,
+    the default recovery policy, not replayed" (the default policy: spec, "Internal recovery", a
+    turn-scoped failure stops being active "at a later confirmed attempt boundary")."""
+    inc = Incident("t1:error", "t1")
+    assert (inc.id, inc.turn_id, inc.state, inc.revision) == ("t1:error", "t1", "pending", 0)
+    assert inc.category is Category.UNKNOWN
+    assert inc.recovery is Recovery.CONFIRMED_ATTEMPT
+    assert inc.replayed is False
+    assert Incident("s1:e1:1", None).turn_id is None

@@ -432,3 +432,33 @@ def test_a_permission_event_needs_a_non_empty_tool_use_id_and_says_which(event: 
     name = type(event).__name__
     with pytest.raises(LocalProtocolError, match=f"^{name} needs a non-empty tool use id$"):
         s.feed(event)  # type: ignore[arg-type]
+
+
+def test_an_incident_the_machine_ends_on_its_publishing_event_is_no_longer_active() -> None:
+    """The machines decide (answers.py); the ledger only follows: under a machine whose ``fail``
+    reaches its final state, a published failure is no longer active, whether its incident was
+    active before (a retry warning) or new. (The package's machine keeps every published incident
+    active: docs/design.md's incident table.)"""
+    from statemachine import State, StateMachine
+
+    from lifecycle.answers import MachineAnswers
+
+    class PublishEnds(StateMachine):
+        pending = State(initial=True)
+        retrying = State()
+        historical = State(final=True)
+        warn = pending.to(retrying)
+        fail = pending.to(historical) | retrying.to(historical)
+
+    ledger = SessionLedger("s1", negotiated=True, epoch="e1", answers=MachineAnswers(PublishEnds))  # type: ignore[arg-type]
+    sent: list[object] = []
+    for ev in (PromptStarted(turn_id="t1"), retry(1)):
+        ledger.process(ev, sent.append)
+    assert [a.id for a in ledger.active] == ["t1:error"]
+    for ev in (synthetic(RATE, "rate_limit"), error_result(RATE), PromptStarted(turn_id="t2"),
+               synthetic(RATE, "rate_limit"), error_result(RATE)):
+        ledger.process(ev, sent.append)
+    assert [(r.id, r.revision) for r in (m.record for m in sent) if r is not None] == [  # type: ignore[attr-defined]
+        ("t1:error", 1), ("t1:error", 2), ("t2:error", 1)
+    ]
+    assert ledger.active == ()

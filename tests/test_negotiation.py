@@ -388,3 +388,36 @@ def test_a_hostile_mapping_declares_nothing_and_never_raises() -> None:
 
     assert ClientState.parse(Hostile()) == ClientState()
     assert ClientState.parse({"_meta": Hostile()}) == ClientState()
+
+
+# ------------------------------------------------------------------ what else a client declares
+
+
+AIR_BACKGROUND = {"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["backgroundSubagents"]}}}}
+
+
+@pytest.mark.parametrize(
+    ("caps", "expected"),
+    [
+        # the reference (dist/acp-agent.js): `request.clientCapabilities?.auth?._meta?.gateway === true`
+        ({"auth": {"_meta": {"gateway": True}}}, True),
+        ({"auth": {"_meta": {"gateway": "true"}}}, False),
+        ({"auth": {"_meta": {"gateway": 1}}}, False),
+        ({"auth": {"gateway": True}}, False),
+        ({"_meta": {"gateway": True}}, False),
+        ({"auth": {"_meta": True}}, False),
+        ({}, False),
+    ],
+)
+def test_the_gateway_logins_are_offered_only_for_auth_meta_gateway_true(caps: Any, expected: bool) -> None:
+    assert ClientState.parse(caps).gateway_auth is expected
+
+
+def test_plan_subagents_and_background_subagents_are_read_where_the_schema_puts_them() -> None:
+    # ACP schema 1.20: `plan` and `subagents` are clientCapabilities fields; AIR's
+    # `backgroundSubagents` is a capability in `_meta.jetbrains.air.capabilities` (the reference's
+    # AIR_BACKGROUND_SUBAGENTS_CAPABILITY).
+    state = ClientState.parse({"plan": {}, "subagents": {}, **AIR_BACKGROUND})
+    assert (state.plan, state.subagents, state.background_subagents) == (True, True, True)
+    plain = ClientState.parse({"PLAN": {}, "Subagents": {}, "_meta": {"backgroundSubagents": True}})
+    assert (plain.plan, plain.subagents, plain.background_subagents) == (False, False, False)
