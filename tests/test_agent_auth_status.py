@@ -8,12 +8,13 @@ login); the expected payloads are the reference adapter 0.101.0's (``dist/auth-s
 # ruff: noqa: E501 (the cases below: one a line)
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 import pytest
 
-from lifecycle.agent.auth_status import bills_subscription, from_account_info, from_cli_status
+from lifecycle.agent.auth_status import AuthStatus, bills_subscription, from_account_info, from_cli_status
 
 BASE = {
     "apiProvider": "firstParty",
@@ -120,3 +121,35 @@ def test_unreadable_output_is_not_refused() -> None:
 )
 def test_the_account_a_session_reported(account: object, payload: dict[str, Any] | None) -> None:
     assert from_account_info(account) == payload
+
+
+def test_a_read_that_lands_after_a_gateway_login_does_not_replace_it() -> None:
+    """The gateway holds the credentials once its login is done (the reference's pinned identity):
+    a ``claude auth status`` read or a session's account from before it, landing after it, pushes
+    nothing (seen in CI: the API key's identity pushed after the gateway's)."""
+    sent: list[dict[str, Any]] = []
+
+    class Conn:
+        async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+            sent.append(params["authStatus"])
+
+    async def go() -> None:
+        auth = AuthStatus(None, {"ANTHROPIC_API_KEY": "sk-test"})
+        auth.connect(Conn())
+        landed = asyncio.Event()
+
+        async def slow_read() -> str | None:  # `claude auth status --json`, answering after the login
+            await landed.wait()
+            return json.dumps({"loggedIn": True, "authMethod": "api_key", "apiKeySource": "ANTHROPIC_API_KEY"})
+
+        auth._run = slow_read  # type: ignore[method-assign]
+        reading = asyncio.ensure_future(auth.read())
+        await asyncio.sleep(0)
+        gateway = {"kind": "gateway", "label": "Custom model gateway", "detail": "127.0.0.1:8080"}
+        await auth.pin(gateway)
+        landed.set()
+        await reading
+        await auth.close()
+
+    asyncio.run(go())
+    assert sent == [{"kind": "gateway", "label": "Custom model gateway", "detail": "127.0.0.1:8080"}]

@@ -238,6 +238,8 @@ class AuthStatus:
         await (self._publish(payload) if payload is not None else self.reread())
 
     async def _publish(self, payload: dict[str, Any]) -> None:
+        if self._pinned is not None and payload != self._pinned:
+            return  # a read or an account from before a gateway login: the gateway is who is signed in
         if payload != self._sent and self._conn is not None and self._push:
             self._sent = payload
             log.info("auth_status.push", kind=payload["kind"])
